@@ -1,6 +1,36 @@
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
+
+/// The order service: enterprise accounts, batch license orders, locks, virtual assets and
+/// asset-number allocation. Generated from `spec/order.yaml`.
+#[allow(missing_docs, clippy::all)]
 pub mod order {
     include!(concat!(env!("OUT_DIR"), "/order.rs"));
 }
+
+/// The member center: employees, asset assignment and lending. Generated from
+/// `spec/member.yaml`.
+#[allow(missing_docs, clippy::all)]
 pub mod member {
     include!(concat!(env!("OUT_DIR"), "/member.rs"));
 }
+
+/// Enums of both services, generated from the specs, each tolerant of values the platform
+/// adds later (`Unknown`, or `Other` for [`ErrorCode`]).
+mod enums {
+    include!(concat!(env!("OUT_DIR"), "/enums.rs"));
+}
+
+pub mod auth;
+mod config;
+mod error;
+pub mod retry;
+pub mod runtime;
+pub mod validate;
+
+pub use auth::{StaticToken, TokenProvider};
+pub use config::{ClientBuilder, MemberService, OrderService};
+pub use enums::*;
+pub use error::{ApiError, Error, ValidationError};
+pub use retry::{Backoff, RetryPolicy};
+pub use runtime::ReplyCode;

@@ -1,1 +1,78 @@
-fn main() {}
+//! Repository automation for `licensing-sdk`, run as `cargo xtask <command>`.
+//!
+//! * `export-schemas [--check]`: every named component schema of `spec/*.yaml` as a
+//!   self-contained JSON Schema (draft 2020-12) under `schemas/`, plus `schemas/index.json`
+//!   and `schemas/README.md`. With `--check` nothing is written; the command fails when
+//!   `schemas/` differs from what it would write.
+//! * `export-samples DIR`: the examples of both specs as one JSON file each, filed under
+//!   the component schema that describes them, plus the list of constraints that the
+//!   committed invalid samples must cover. `.ci/schemas.sh` feeds them to other languages'
+//!   validators and code generators.
+
+mod convert;
+mod export;
+mod json;
+mod samples;
+mod spec;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "Repository automation for licensing-sdk")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Export the component schemas of spec/*.yaml as JSON Schema 2020-12 into schemas/.
+    ExportSchemas {
+        /// Write nothing; fail when schemas/ is not exactly what the export would write.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Write every example of both specs as DIR/valid/<service>/<Schema>/<n>.json, with
+    /// DIR/samples.json (where each came from) and DIR/constraints.json (what the invalid
+    /// samples must cover).
+    ExportSamples {
+        /// Output directory; DIR/valid must not exist yet.
+        dir: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let root = workspace_root();
+    let outcome = match cli.command {
+        Command::ExportSchemas { check: false } => export::write(&root).map(|()| true),
+        Command::ExportSchemas { check: true } => export::check(&root),
+        Command::ExportSamples { dir } => samples::export(&root, &dir).map(|()| true),
+    };
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        // The check already explained what differs.
+        Ok(false) => ExitCode::FAILURE,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The repository root: the parent of this crate, wherever cargo is invoked from.
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one level below the workspace root")
+        .to_path_buf()
+}
+
+/// Runs a fallible step and names it in the error.
+fn with_context<T>(what: impl FnOnce() -> String, step: impl FnOnce() -> Result<T>) -> Result<T> {
+    step().map_err(|e| e.context(what()))
+}

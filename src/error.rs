@@ -1,0 +1,155 @@
+//! The one error type of every operation.
+
+use std::fmt;
+
+use crate::ErrorCode;
+
+/// Why an operation failed.
+///
+/// Match on the variant to decide what to do: [`Error::Validation`] is a bug in the
+/// caller's input (nothing was sent); [`Error::Api`] is the platform's answer with a typed
+/// [`ErrorCode`]; [`Error::PartialFailure`] is `addMembers` succeeding for some employees;
+/// the others are transport or protocol failures, after any retries the policy allowed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The request breaks a documented rule; it was not sent.
+    #[error("invalid request: {0}")]
+    Validation(#[from] ValidationError),
+
+    /// The request could not be sent or its reply not received.
+    #[error("{operation}: transport failure: {source}")]
+    Transport {
+        /// The operation id, e.g. `batchOrder`.
+        operation: &'static str,
+        /// The underlying failure (connect, timeout, reset, …).
+        #[source]
+        source: reqwest::Error,
+    },
+
+    /// The server answered with an HTTP status the platform does not document (only 200
+    /// and 299 are).
+    #[error("{operation}: unexpected HTTP status {status}; body starts with {excerpt:?}")]
+    UnexpectedStatus {
+        /// The operation id.
+        operation: &'static str,
+        /// The HTTP status.
+        status: u16,
+        /// The first bytes of the body, lossily decoded.
+        excerpt: String,
+    },
+
+    /// The reply body is not the documented envelope.
+    #[error(
+        "{operation}: undecodable reply (HTTP {status}): {reason}; body starts with {excerpt:?}"
+    )]
+    Decode {
+        /// The operation id.
+        operation: &'static str,
+        /// The HTTP status of the reply.
+        status: u16,
+        /// What the decoder reported.
+        reason: String,
+        /// The first bytes of the body, lossily decoded.
+        excerpt: String,
+    },
+
+    /// The platform reported a business error (HTTP 299, or HTTP 200 with a non-zero code).
+    #[error(transparent)]
+    Api(ApiError),
+
+    /// `addMembers` added some employees and rejected others (code `60027`): both lists.
+    #[error("{error} ({} added, {} failed)", result.succeeded.len(), result.failed.len())]
+    PartialFailure {
+        /// The business error as reported.
+        error: ApiError,
+        /// The employees added and the items rejected, with reasons.
+        result: Box<crate::member::types::AddMembersResult>,
+    },
+
+    /// The credentials provider could not supply a token.
+    #[error("credentials unavailable: {0}")]
+    Credentials(String),
+}
+
+impl Error {
+    /// The business error code, for [`Error::Api`] and [`Error::PartialFailure`].
+    pub fn code(&self) -> Option<&ErrorCode> {
+        match self {
+            Error::Api(e) | Error::PartialFailure { error: e, .. } => Some(&e.code),
+            _ => None,
+        }
+    }
+}
+
+/// A business error reported by the platform.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ApiError {
+    /// The operation id, e.g. `addMembers`.
+    pub operation: &'static str,
+    /// The documented code (or [`ErrorCode::Other`]).
+    pub code: ErrorCode,
+    /// The platform's message.
+    pub message: String,
+    /// The platform's cause, when given.
+    pub cause: Option<String>,
+    /// 299 for a business exception; 200 when the platform reported a non-zero code.
+    pub http_status: u16,
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: error {}", self.operation, self.code)?;
+        if let Some(meaning) = self.code.description() {
+            write!(f, " ({meaning})")?;
+        }
+        write!(f, ": {}", self.message)?;
+        if let Some(cause) = &self.cause {
+            write!(f, "; cause: {cause}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A request that breaks a documented rule, named by field and rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{field}` {rule}")]
+pub struct ValidationError {
+    /// The field as it appears on the wire (`userList[3].name`) or, for a rule typify
+    /// checks while building the request, as the builder names it (`user_name`).
+    pub field: String,
+    /// The rule broken, e.g. `must have at most 100 items`.
+    pub rule: String,
+}
+
+impl ValidationError {
+    /// A rule broken by `field`.
+    pub fn new(field: impl Into<String>, rule: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            rule: rule.into(),
+        }
+    }
+
+    /// Reads back the messages the generated builders report (typify's conversions,
+    /// progenitor's missing parameters, and our own [`fmt::Display`]).
+    pub(crate) fn from_builder_message(message: &str) -> Self {
+        if let Some(rest) = message.strip_prefix('`') {
+            if let Some((field, rule)) = rest.split_once("` ") {
+                return Self::new(field, rule);
+            }
+        }
+        if let Some(rest) = message.strip_prefix("error converting supplied value for ") {
+            if let Some((field, rule)) = rest.split_once(": ") {
+                return Self::new(field, rule);
+            }
+        }
+        if let Some(field) = message.strip_suffix(" was not initialized") {
+            return Self::new(field, "is required");
+        }
+        if let Some(field) = message.strip_prefix("no value supplied for ") {
+            return Self::new(field, "is required");
+        }
+        Self::new("request", message)
+    }
+}

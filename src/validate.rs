@@ -1,0 +1,102 @@
+//! Rules checked before a request is sent, beyond those the generated types check.
+//!
+//! typify's generated types already reject, while a request is built: patterns
+//! (`userName` letters and digits), string lengths (`name` ≤ 30, `remark` ≤ 200, non-empty
+//! required strings) and `minimum: 1` (`size`, `pageNum`, `pageSize` are `NonZeroU32`).
+//! What they do not check lives here, in one place: array bounds (typify ignores
+//! `minItems`/`maxItems`) and rules that span fields. Every request body implements
+//! [`Validate`]; the generated `send()` calls it before building the request.
+
+use crate::{LicenseType, OrderType, ValidationError, member::types as m, order::types as o};
+
+/// A request body's own rules.
+pub trait Validate {
+    /// `Ok` when the body may be sent; otherwise the first broken rule.
+    fn validate(&self) -> Result<(), ValidationError>;
+}
+
+/// Bodies whose every documented rule the generated types check already.
+macro_rules! checked_by_types {
+    ($($t:ty),* $(,)?) => {$(
+        impl Validate for $t {
+            fn validate(&self) -> Result<(), ValidationError> {
+                Ok(())
+            }
+        }
+    )*};
+}
+
+checked_by_types!(
+    o::BindEnterpriseRequest,
+    o::CreateEnterpriseRequest,
+    o::UpdateEnterpriseRequest,
+    o::LockRequest,
+    o::AllocateShellNumsRequest,
+    m::EditMemberRequest,
+    m::ResetPasswordRequest,
+    m::ConfigureAssetsRequest,
+    m::LendAssetsRequest,
+);
+
+/// Employees per `addMembers` call (the spec's `minItems`/`maxItems`; error `60013`).
+pub const MEMBERS_PER_CALL: std::ops::RangeInclusive<usize> = 1..=100;
+
+impl Validate for m::AddMembersRequest {
+    fn validate(&self) -> Result<(), ValidationError> {
+        let n = self.user_list.len();
+        if !MEMBERS_PER_CALL.contains(&n) {
+            let rule = format!(
+                "must have {} to {} items (has {n})",
+                MEMBERS_PER_CALL.start(),
+                MEMBERS_PER_CALL.end()
+            );
+            return Err(ValidationError::new("userList", rule));
+        }
+        Ok(())
+    }
+}
+
+impl Validate for o::BatchOrderRequest {
+    /// The batch rules the order document states. Where it leaves a rule open (which
+    /// fields delete orders may omit, full products in a `delete_product` order, an
+    /// undocumented `orderType`), nothing is blocked.
+    fn validate(&self) -> Result<(), ValidationError> {
+        for (i, order) in self.order_list.iter().enumerate() {
+            let is_cloud = is_cloud_license(&order.license_type);
+            let has_source = order
+                .src_license_order_id
+                .as_deref()
+                .is_some_and(|s| !s.is_empty());
+            if is_cloud && !has_source {
+                return Err(ValidationError::new(
+                    format!("orderList[{i}].srcLicenseOrderId"),
+                    format!(
+                        "is required when licenseType is a cloud license ({})",
+                        order.license_type
+                    ),
+                ));
+            }
+            let products_required = matches!(
+                order.order_type,
+                OrderType::NewBuy | OrderType::DeleteProduct
+            );
+            for (j, asset) in order.assets.iter().enumerate() {
+                if products_required && asset.products.is_empty() {
+                    return Err(ValidationError::new(
+                        format!("orderList[{i}].assets[{j}].products"),
+                        format!(
+                            "must not be empty unless orderType is delete_asset (is {})",
+                            order.order_type
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a license type is a cloud license, for which orders need `srcLicenseOrderId`.
+pub fn is_cloud_license(license_type: &LicenseType) -> bool {
+    license_type.as_str().starts_with("cloud_")
+}
