@@ -26,6 +26,8 @@ mod config;
 mod error;
 pub mod retry;
 pub mod runtime;
+#[cfg(feature = "simulator")]
+pub mod sim;
 pub mod validate;
 
 pub use auth::{StaticToken, TokenProvider};

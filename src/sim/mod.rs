@@ -1,0 +1,1 @@
+//! A stateful, in-memory simulator of both services.
