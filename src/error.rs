@@ -134,15 +134,25 @@ impl ValidationError {
     /// Reads back the messages the generated builders report (typify's conversions,
     /// progenitor's missing parameters, and our own [`fmt::Display`]).
     pub(crate) fn from_builder_message(message: &str) -> Self {
-        if let Some(rest) = message.strip_prefix('`') {
-            if let Some((field, rule)) = rest.split_once("` ") {
-                return Self::new(field, rule);
-            }
+        let split = |prefix: &str, separator: &str| {
+            message.strip_prefix(prefix)?.split_once(separator)
+        };
+        if let Some((field, rule)) = split("`", "` ") {
+            return Self::new(field, rule);
         }
-        if let Some(rest) = message.strip_prefix("error converting supplied value for ") {
-            if let Some((field, rule)) = rest.split_once(": ") {
-                return Self::new(field, rule);
-            }
+        if let Some((field, rule)) = split("error converting supplied value for ", ": ") {
+            return Self::new(field, rule);
+        }
+        // progenitor: "conversion to `<type>` for <field> failed"
+        if let Some((ty, rest)) = split("conversion to `", "` for ")
+            && let Some(field) = rest.strip_suffix(" failed")
+        {
+            let ty = ty.replace(' ', "");
+            let rule = match ty.as_str() {
+                "::std::num::NonZeroU32" | "::std::num::NonZeroU64" => "must be at least 1".to_string(),
+                _ => format!("must convert to `{ty}`"),
+            };
+            return Self::new(field, rule);
         }
         if let Some(field) = message.strip_suffix(" was not initialized") {
             return Self::new(field, "is required");
@@ -151,5 +161,27 @@ impl ValidationError {
             return Self::new(field, "is required");
         }
         Self::new("request", message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ValidationError as V;
+
+    #[test]
+    fn reads_builder_messages() {
+        let cases = [
+            ("`userList` must have 1 to 100 items (has 0)", "userList", "must have 1 to 100 items (has 0)"),
+            ("error converting supplied value for name: longer than 30 characters", "name", "longer than 30 characters"),
+            ("conversion to `:: std :: num :: NonZeroU32` for page_num failed", "page_num", "must be at least 1"),
+            ("enterprise_global_id was not initialized", "enterprise_global_id", "is required"),
+            ("no value supplied for channel_code", "channel_code", "is required"),
+            ("something else", "request", "something else"),
+        ];
+        for (message, field, rule) in cases {
+            assert_eq!(V::from_builder_message(message), V::new(field, rule), "{message}");
+        }
+        let ours = V::new("orderList[0].srcLicenseOrderId", "is required");
+        assert_eq!(V::from_builder_message(&ours.to_string()), ours);
     }
 }
