@@ -82,6 +82,19 @@ impl Error {
     }
 }
 
+/// A typed value built from the generated builders broke a rule of the spec (pattern,
+/// length, required field): the same error as if the request had been sent with it.
+macro_rules! conversion_errors {
+    ($($service:ident),*) => {$(
+        impl From<crate::$service::types::error::ConversionError> for Error {
+            fn from(e: crate::$service::types::error::ConversionError) -> Self {
+                Error::Validation(ValidationError::from_builder_message(&e.to_string()))
+            }
+        }
+    )*};
+}
+conversion_errors!(order, member);
+
 /// A business error reported by the platform.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct ApiError {

@@ -119,3 +119,14 @@ fn generated_member_client() {
 fn generated_enums() {
     insta::assert_snapshot!("enums", include_str!(concat!(env!("OUT_DIR"), "/enums.rs")));
 }
+
+/// The rules `validate.rs` checks by hand must be the spec's, not a copy that drifts.
+#[test]
+fn hand_checked_bounds_match_the_spec() {
+    let spec: serde_json::Value =
+        serde_norway::from_str(include_str!("../spec/member.yaml")).expect("member.yaml parses");
+    let user_list = &spec["components"]["schemas"]["AddMembersRequest"]["properties"]["userList"];
+    let bounds = licensing_sdk::validate::MEMBERS_PER_CALL;
+    assert_eq!(user_list["minItems"].as_u64(), Some(*bounds.start() as u64));
+    assert_eq!(user_list["maxItems"].as_u64(), Some(*bounds.end() as u64));
+}
