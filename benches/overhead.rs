@@ -1,0 +1,215 @@
+//! SDK call overhead: the same operations through the SDK and through a hand-written
+//! `reqwest` + `serde_json` call, against one in-process server answering fixed bodies.
+//!
+//! Both sides send the same request on the wire (path, query with a fresh random
+//! `g_nonce`, bearer token, JSON body) and decode the same reply into typed values; the
+//! difference is what the SDK adds: hooks, validation, retries bookkeeping, the envelope
+//! step. Calls are interleaved so drift affects both sides alike. Prints one JSON object.
+
+use std::time::{Duration, Instant};
+
+use axum::{Router, routing::get, routing::post};
+use licensing_sdk::{DefaultCustomer, RetryPolicy, order};
+use serde::{Deserialize, Serialize};
+
+const WARMUP: usize = 300;
+const ITERATIONS: usize = 3_000;
+const TOKEN: &str = "bench-token";
+
+fn customers(n: usize) -> serde_json::Value {
+    let list: Vec<_> = (0..n)
+        .map(|i| {
+            serde_json::json!({
+                "customerId": format!("C{i:06}"), "channelCode": "CH01",
+                "channelCustomerId": "CC-42", "enterpriseGlobalId": format!("EG-{i}"),
+                "enterpriseName": "Acme Robotics", "isDefault": i == 0,
+            })
+        })
+        .collect();
+    serde_json::json!({"code": 0, "message": "success", "data": list})
+}
+
+// The hand-written side: what a caller would write without the SDK.
+#[derive(Deserialize)]
+struct Envelope<T> {
+    code: serde_json::Value,
+    #[allow(dead_code)]
+    message: String,
+    data: Option<T>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct Customer {
+    customer_id: String,
+    channel_code: String,
+    channel_customer_id: String,
+    enterprise_global_id: String,
+    enterprise_name: String,
+    is_default: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Bind<'a> {
+    channel_code: &'a str,
+    channel_customer_id: &'a str,
+    customer_name: &'a str,
+    branch_name: &'a str,
+    enterprise_name: &'a str,
+    password_mobile: &'a str,
+}
+
+fn hand_nonce() -> String {
+    licensing_sdk::runtime::nonce()
+}
+
+async fn hand_query(http: &reqwest::Client, base: &str) -> Vec<Customer> {
+    let reply: Envelope<Vec<Customer>> = http
+        .get(format!("{base}/order/api/order/v1/enterprise/user/query"))
+        .query(&[
+            ("channelCode", "CH01"),
+            ("channelCustomerId", "CC-42"),
+            ("defaultCustomer", "N"),
+            ("g_nonce", &hand_nonce()),
+        ])
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reply.code, 0);
+    reply.data.unwrap()
+}
+
+async fn hand_bind(http: &reqwest::Client, base: &str) -> Customer {
+    let reply: Envelope<Customer> = http
+        .post(format!("{base}/order/api/order/v1/enterprise/user/bind"))
+        .query(&[("g_nonce", &hand_nonce())])
+        .bearer_auth(TOKEN)
+        .json(&Bind {
+            channel_code: "CH01",
+            channel_customer_id: "CC-42",
+            customer_name: "Acme Robotics",
+            branch_name: "North",
+            enterprise_name: "Acme Robotics",
+            password_mobile: "13800000000",
+        })
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reply.code, 0);
+    reply.data.unwrap()
+}
+
+async fn sdk_query(client: &order::Client) -> Vec<order::types::EnterpriseCustomer> {
+    client
+        .query_enterprise()
+        .channel_code("CH01")
+        .channel_customer_id("CC-42")
+        .default_customer(DefaultCustomer::All)
+        .await
+        .unwrap()
+}
+
+async fn sdk_bind(client: &order::Client) -> order::types::EnterpriseCustomer {
+    client
+        .bind_enterprise()
+        .body(
+            order::types::BindEnterpriseRequest::builder()
+                .channel_code("CH01")
+                .channel_customer_id("CC-42")
+                .customer_name("Acme Robotics")
+                .branch_name("North")
+                .enterprise_name("Acme Robotics")
+                .password_mobile("13800000000"),
+        )
+        .await
+        .unwrap()
+}
+
+fn summary(mut samples: Vec<Duration>) -> (f64, f64) {
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e6;
+    (at(0.5), at(0.99))
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let list = customers(20).to_string();
+    let one = serde_json::json!({"code": 0, "message": "success", "data": customers(1)["data"][0]}).to_string();
+    let app = Router::new()
+        .route(
+            "/order/api/order/v1/enterprise/user/query",
+            get(move || {
+                let body = list.clone();
+                async move { ([("content-type", "application/json")], body) }
+            }),
+        )
+        .route(
+            "/order/api/order/v1/enterprise/user/bind",
+            post(move || {
+                let body = one.clone();
+                async move { ([("content-type", "application/json")], body) }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    // The server gets its own thread so both sides compete with it equally.
+    std::thread::spawn(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async { axum::serve(listener, app).await.unwrap() })
+    });
+
+    let http = reqwest::Client::new();
+    let sdk = order::Client::builder(&base)
+        .application_token(TOKEN)
+        .http_client(http.clone())
+        .retry(RetryPolicy::default())
+        .build()
+        .unwrap();
+
+    let mut results = serde_json::Map::new();
+    for op in ["get_list", "post_body"] {
+        let (mut ours, mut hand) = (Vec::with_capacity(ITERATIONS), Vec::with_capacity(ITERATIONS));
+        for i in 0..WARMUP + ITERATIONS {
+            let t = Instant::now();
+            match op {
+                "get_list" => assert_eq!(sdk_query(&sdk).await.len(), 20),
+                _ => assert_eq!(sdk_bind(&sdk).await.channel_code, "CH01"),
+            }
+            let sdk_time = t.elapsed();
+            let t = Instant::now();
+            match op {
+                "get_list" => assert_eq!(hand_query(&http, &base).await.len(), 20),
+                _ => assert_eq!(hand_bind(&http, &base).await.channel_code, "CH01"),
+            }
+            let hand_time = t.elapsed();
+            if i >= WARMUP {
+                ours.push(sdk_time);
+                hand.push(hand_time);
+            }
+        }
+        let (ours_median, ours_p99) = summary(ours);
+        let (hand_median, hand_p99) = summary(hand);
+        results.insert(
+            op.to_string(),
+            serde_json::json!({
+                "iterations": ITERATIONS,
+                "sdk_median_us": ours_median, "sdk_p99_us": ours_p99,
+                "hand_median_us": hand_median, "hand_p99_us": hand_p99,
+                "ratio_median": ours_median / hand_median, "ratio_p99": ours_p99 / hand_p99,
+            }),
+        );
+    }
+    println!("{}", serde_json::Value::Object(results));
+}
