@@ -18,11 +18,14 @@ mod spec;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "cargo xtask", about = "Repository automation for licensing-sdk")]
+#[command(
+    name = "xtask",
+    bin_name = "cargo xtask",
+    about = "Repository automation for licensing-sdk"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -36,7 +39,7 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
-    /// Write every example of both specs as DIR/valid/<service>/<Schema>/<n>.json, with
+    /// Write every example of both specs as DIR/valid/SERVICE/SCHEMA/N.json, with
     /// DIR/samples.json (where each came from) and DIR/constraints.json (what the invalid
     /// samples must cover).
     ExportSamples {
@@ -70,9 +73,4 @@ fn workspace_root() -> PathBuf {
         .parent()
         .expect("xtask lives one level below the workspace root")
         .to_path_buf()
-}
-
-/// Runs a fallible step and names it in the error.
-fn with_context<T>(what: impl FnOnce() -> String, step: impl FnOnce() -> Result<T>) -> Result<T> {
-    step().map_err(|e| e.context(what()))
 }
