@@ -316,15 +316,20 @@ impl Op {
             out.extend(quote! {
                 impl<'a> #builder<'a> {
                     /// Every item across all pages, fetched page by page from the page
-                    /// number set on this builder (default 1) as the stream is consumed.
+                    /// number set on this builder (default 1) as the stream is consumed. An
+                    /// invalid request yields one error item and sends nothing.
                     pub fn stream(
                         self,
                     ) -> impl ::futures_core::Stream<
                         Item = ::std::result::Result<types::#item_type, crate::Error>,
                     > + Unpin + 'a {
+                        // Unset means page 1; a rejected value is reported, not replaced.
                         let first = match &self.#page_param {
-                            Ok(n) => n.get(),
-                            Err(_) => 1,
+                            Ok(n) => Ok(n.get()),
+                            Err(e) if e.ends_with(" was not initialized") => Ok(1),
+                            Err(e) => Err(crate::Error::Validation(
+                                crate::ValidationError::from_builder_message(e),
+                            )),
                         };
                         crate::runtime::paginate(self, first, |builder, page| {
                             let builder = builder.#page_param(page);

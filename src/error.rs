@@ -150,10 +150,19 @@ impl ValidationError {
         let split = |prefix: &str, separator: &str| {
             message.strip_prefix(prefix)?.split_once(separator)
         };
+        // progenitor wraps what typify reported about a body built from a builder.
+        if let Some((_, inner)) = split("conversion to `", "` for body failed: ") {
+            return Self::from_builder_message(inner);
+        }
         if let Some((field, rule)) = split("`", "` ") {
             return Self::new(field, rule);
         }
         if let Some((field, rule)) = split("error converting supplied value for ", ": ") {
+            // typify's message for a zero given where `minimum: 1` made the type NonZero.
+            let rule = match rule {
+                "out of range integral type conversion attempted" => "must be at least 1",
+                rule => rule,
+            };
             return Self::new(field, rule);
         }
         // progenitor: "conversion to `<type>` for <field> failed"
@@ -189,6 +198,8 @@ mod tests {
             ("conversion to `:: std :: num :: NonZeroU32` for page_num failed", "page_num", "must be at least 1"),
             ("enterprise_global_id was not initialized", "enterprise_global_id", "is required"),
             ("no value supplied for channel_code", "channel_code", "is required"),
+            ("conversion to `EditMemberRequest` for body failed: error converting supplied value for name: longer than 30 characters", "name", "longer than 30 characters"),
+            ("error converting supplied value for size: out of range integral type conversion attempted", "size", "must be at least 1"),
             ("something else", "request", "something else"),
         ];
         for (message, field, rule) in cases {

@@ -412,7 +412,7 @@ fn excerpt(body: &[u8]) -> String {
 /// Every item of every page, fetching the next page only when the stream reaches it.
 pub fn paginate<'a, B, T, F, Fut>(
     builder: B,
-    first: u32,
+    first: Result<u32, Error>,
     fetch: F,
 ) -> Pin<Box<dyn futures_core::Stream<Item = Result<T, Error>> + Send + 'a>>
 where
@@ -421,7 +421,11 @@ where
     F: Fn(B, u32) -> Fut + Send + 'a,
     Fut: Future<Output = Result<(Vec<T>, bool), Error>> + Send + 'a,
 {
-    stream::unfold(Some(first), move |page| {
+    let (first, invalid) = match first {
+        Ok(page) => (Some(page), None),
+        Err(e) => (None, Some(Err(e))),
+    };
+    let pages = stream::unfold(first, move |page| {
         let next = page.map(|page| (page, fetch(builder.clone(), page)));
         async move {
             let (page, fut) = next?;
@@ -438,6 +442,6 @@ where
     .flat_map(|page| match page {
         Ok(items) => stream::iter(items.into_iter().map(Ok)).left_stream(),
         Err(e) => stream::iter([Err(e)]).right_stream(),
-    })
-    .boxed()
+    });
+    stream::iter(invalid).chain(pages).boxed()
 }
