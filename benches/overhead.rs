@@ -136,14 +136,16 @@ async fn sdk_bind(client: &order::Client) -> order::types::EnterpriseCustomer {
 
 fn summary(mut samples: Vec<Duration>) -> (f64, f64) {
     samples.sort();
-    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e6;
+    let at =
+        |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e6;
     (at(0.5), at(0.99))
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let list = customers(20).to_string();
-    let one = serde_json::json!({"code": 0, "message": "success", "data": customers(1)["data"][0]}).to_string();
+    let one = serde_json::json!({"code": 0, "message": "success", "data": customers(1)["data"][0]})
+        .to_string();
     let app = Router::new()
         .route(
             "/order/api/order/v1/enterprise/user/query",
@@ -180,7 +182,10 @@ async fn main() {
 
     let mut results = serde_json::Map::new();
     for op in ["get_list", "post_body"] {
-        let (mut ours, mut hand) = (Vec::with_capacity(ITERATIONS), Vec::with_capacity(ITERATIONS));
+        let (mut ours, mut hand) = (
+            Vec::with_capacity(ITERATIONS),
+            Vec::with_capacity(ITERATIONS),
+        );
         for i in 0..WARMUP + ITERATIONS {
             let t = Instant::now();
             match op {

@@ -147,9 +147,8 @@ impl ValidationError {
     /// Reads back the messages the generated builders report (typify's conversions,
     /// progenitor's missing parameters, and our own [`fmt::Display`]).
     pub(crate) fn from_builder_message(message: &str) -> Self {
-        let split = |prefix: &str, separator: &str| {
-            message.strip_prefix(prefix)?.split_once(separator)
-        };
+        let split =
+            |prefix: &str, separator: &str| message.strip_prefix(prefix)?.split_once(separator);
         // progenitor wraps what typify reported about a body built from a builder.
         if let Some((_, inner)) = split("conversion to `", "` for body failed: ") {
             return Self::from_builder_message(inner);
@@ -171,7 +170,9 @@ impl ValidationError {
         {
             let ty = ty.replace(' ', "");
             let rule = match ty.as_str() {
-                "::std::num::NonZeroU32" | "::std::num::NonZeroU64" => "must be at least 1".to_string(),
+                "::std::num::NonZeroU32" | "::std::num::NonZeroU64" => {
+                    "must be at least 1".to_string()
+                }
                 _ => format!("must convert to `{ty}`"),
             };
             return Self::new(field, rule);
@@ -193,17 +194,49 @@ mod tests {
     #[test]
     fn reads_builder_messages() {
         let cases = [
-            ("`userList` must have 1 to 100 items (has 0)", "userList", "must have 1 to 100 items (has 0)"),
-            ("error converting supplied value for name: longer than 30 characters", "name", "longer than 30 characters"),
-            ("conversion to `:: std :: num :: NonZeroU32` for page_num failed", "page_num", "must be at least 1"),
-            ("enterprise_global_id was not initialized", "enterprise_global_id", "is required"),
-            ("no value supplied for channel_code", "channel_code", "is required"),
-            ("conversion to `EditMemberRequest` for body failed: error converting supplied value for name: longer than 30 characters", "name", "longer than 30 characters"),
-            ("error converting supplied value for size: out of range integral type conversion attempted", "size", "must be at least 1"),
+            (
+                "`userList` must have 1 to 100 items (has 0)",
+                "userList",
+                "must have 1 to 100 items (has 0)",
+            ),
+            (
+                "error converting supplied value for name: longer than 30 characters",
+                "name",
+                "longer than 30 characters",
+            ),
+            (
+                "conversion to `:: std :: num :: NonZeroU32` for page_num failed",
+                "page_num",
+                "must be at least 1",
+            ),
+            (
+                "enterprise_global_id was not initialized",
+                "enterprise_global_id",
+                "is required",
+            ),
+            (
+                "no value supplied for channel_code",
+                "channel_code",
+                "is required",
+            ),
+            (
+                "conversion to `EditMemberRequest` for body failed: error converting supplied value for name: longer than 30 characters",
+                "name",
+                "longer than 30 characters",
+            ),
+            (
+                "error converting supplied value for size: out of range integral type conversion attempted",
+                "size",
+                "must be at least 1",
+            ),
             ("something else", "request", "something else"),
         ];
         for (message, field, rule) in cases {
-            assert_eq!(V::from_builder_message(message), V::new(field, rule), "{message}");
+            assert_eq!(
+                V::from_builder_message(message),
+                V::new(field, rule),
+                "{message}"
+            );
         }
         let ours = V::new("orderList[0].srcLicenseOrderId", "is required");
         assert_eq!(V::from_builder_message(&ours.to_string()), ours);
