@@ -7,7 +7,7 @@ use std::{cell::Cell, fmt, future::Future, pin::Pin, sync::Arc, time::Instant};
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
 use futures_util::{StreamExt as _, stream};
 use progenitor_client::{ClientHooks, OperationInfo, ResponseValue};
-use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderName, HeaderValue};
 use secrecy::ExposeSecret as _;
 use tracing::Instrument as _;
 
@@ -173,6 +173,14 @@ impl Runtime {
             }
         };
         request.headers_mut().extend(headers);
+        // The order document requires `Content-Type: application/json` on every endpoint,
+        // bodiless ones included; the member center only where there is a body.
+        if matches!(self.auth, Auth::Order { .. }) {
+            request
+                .headers_mut()
+                .entry(CONTENT_TYPE)
+                .or_insert(HeaderValue::from_static("application/json"));
+        }
         request
             .url_mut()
             .query_pairs_mut()

@@ -305,6 +305,8 @@ pub fn assert_order_auth(request: &Request) {
     );
     assert!(header(request, "clienttoken").is_empty());
     assert!(header(request, "usertoken").is_empty());
+    // The order document requires it on every endpoint, bodiless reads included.
+    assert_eq!(header(request, "content-type"), ["application/json"]);
 }
 
 /// `Authorization: Bearer <client>`, `clientToken: <client>`, `userToken: <user>`.
