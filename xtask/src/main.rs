@@ -8,10 +8,14 @@
 //!   the component schema that describes them, plus the list of constraints that the
 //!   committed invalid samples must cover. `.ci/schemas.sh` feeds them to other languages'
 //!   validators and code generators.
+//! * `bench [--quick] [--skip-clean-build]`: every benchmark comparison in one run, written
+//!   to `BENCHMARKS.md` (see `bench.rs`).
 
+mod bench;
 mod convert;
 mod export;
 mod json;
+mod load;
 mod samples;
 mod spec;
 
@@ -46,6 +50,37 @@ enum Command {
         /// Output directory; DIR/valid must not exist yet.
         dir: PathBuf,
     },
+    /// Run every benchmark comparison and write BENCHMARKS.md.
+    Bench {
+        /// Short load phases: to try the pipeline, not to publish numbers.
+        #[arg(long)]
+        quick: bool,
+        /// Skip the clean build (minutes on two cores).
+        #[arg(long)]
+        skip_clean_build: bool,
+    },
+    /// Load generator used by `bench` (prints one JSON summary).
+    #[command(hide = true)]
+    Load {
+        #[arg(long)]
+        url: String,
+        #[arg(long, default_value = "GET")]
+        method: String,
+        #[arg(long)]
+        body: Option<String>,
+        #[arg(long = "header")]
+        headers: Vec<String>,
+        #[arg(long, default_value_t = 16)]
+        concurrency: usize,
+        #[arg(long, default_value_t = 5)]
+        seconds: u64,
+    },
+    /// Bare hyper server used by `bench` as the throughput ceiling.
+    #[command(hide = true)]
+    BareServer {
+        #[arg(long)]
+        port: u16,
+    },
 }
 
 fn main() -> ExitCode {
@@ -55,6 +90,14 @@ fn main() -> ExitCode {
         Command::ExportSchemas { check: false } => export::write(&root).map(|()| true),
         Command::ExportSchemas { check: true } => export::check(&root),
         Command::ExportSamples { dir } => samples::export(&root, &dir).map(|()| true),
+        Command::Bench { quick, skip_clean_build } => {
+            bench::run(&root, &bench::Options { quick, skip_clean_build }).map(|()| true)
+        }
+        Command::Load { url, method, body, headers, concurrency, seconds } => {
+            load::load(load::LoadOptions { url, method, body, headers, concurrency, seconds })
+                .map(|()| true)
+        }
+        Command::BareServer { port } => load::bare_server(port).map(|()| true),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,

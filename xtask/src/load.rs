@@ -1,0 +1,125 @@
+//! The two helper processes of `cargo xtask bench`: a load generator, and a bare hyper
+//! server answering one fixed body (the ceiling any server on this machine can reach).
+
+use std::{
+    convert::Infallible,
+    net::SocketAddr,
+    sync::atomic::{AtomicU64, Ordering},
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Request, Response, body::Incoming, service::service_fn};
+use hyper_util::{
+    client::legacy::Client,
+    rt::{TokioExecutor, TokioIo},
+};
+
+/// What `load` sends.
+pub struct LoadOptions {
+    pub url: String,
+    pub method: String,
+    pub body: Option<String>,
+    pub headers: Vec<String>,
+    pub concurrency: usize,
+    pub seconds: u64,
+}
+
+/// Sends requests from `concurrency` keep-alive connections for `seconds`; prints
+/// `{requests, errors, rps, p50_us, p99_us}`. `{nonce}` in the URL becomes a value unique
+/// to this run and request, as the services require.
+pub fn load(o: LoadOptions) -> Result<()> {
+    // One worker thread: the server under test keeps the other core.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let summary = rt.block_on(async move {
+        let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
+            .pool_max_idle_per_host(o.concurrency)
+            .build_http();
+        let run = format!("{:x}{:x}", std::process::id(), Instant::now().elapsed().as_nanos());
+        let counter = std::sync::Arc::new(AtomicU64::new(0));
+        let deadline = Instant::now() + Duration::from_secs(o.seconds);
+        let started = Instant::now();
+        let mut tasks = Vec::new();
+        for _ in 0..o.concurrency {
+            let (client, counter, run) = (client.clone(), counter.clone(), run.clone());
+            let (url, method, body, headers) = (o.url.clone(), o.method.clone(), o.body.clone(), o.headers.clone());
+            tasks.push(tokio::spawn(async move {
+                let (mut latencies, mut errors) = (Vec::new(), 0u64);
+                while Instant::now() < deadline {
+                    let n = counter.fetch_add(1, Ordering::Relaxed);
+                    let mut req = Request::builder()
+                        .method(method.as_str())
+                        .uri(url.replace("{nonce}", &format!("{run}-{n}")));
+                    for h in &headers {
+                        if let Some((k, v)) = h.split_once(':') {
+                            req = req.header(k.trim(), v.trim());
+                        }
+                    }
+                    let req = req.body(Full::new(Bytes::from(body.clone().unwrap_or_default())))?;
+                    let t = Instant::now();
+                    let response = client.request(req).await?;
+                    let ok = matches!(response.status().as_u16(), 200 | 299);
+                    response.into_body().collect().await?;
+                    latencies.push(t.elapsed().as_micros() as u64);
+                    errors += u64::from(!ok);
+                }
+                anyhow::Ok((latencies, errors))
+            }));
+        }
+        let (mut all, mut errors) = (Vec::new(), 0);
+        for t in tasks {
+            let (l, e) = t.await??;
+            all.extend(l);
+            errors += e;
+        }
+        let elapsed = started.elapsed().as_secs_f64();
+        all.sort_unstable();
+        let at = |q: f64| all.get(((all.len().max(1) - 1) as f64 * q) as usize).copied().unwrap_or(0);
+        anyhow::Ok(serde_json::json!({
+            "requests": all.len(), "errors": errors, "rps": all.len() as f64 / elapsed,
+            "p50_us": at(0.5), "p99_us": at(0.99),
+        }))
+    })?;
+    println!("{summary}");
+    Ok(())
+}
+
+/// A server that answers every request with the same JSON body and nothing else.
+pub fn bare_server(port: u16) -> Result<()> {
+    let body = Bytes::from_static(
+        br#"{"code":0,"message":"success","data":[{"customerId":"C100001","channelCode":"CH01","channelCustomerId":"CC-42","enterpriseGlobalId":"EG-7f3a","enterpriseName":"Acme Robotics","isDefault":true}]}"#,
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))
+            .await
+            .context("binding the bare server")?;
+        loop {
+            let (stream, _) = listener.accept().await?;
+            let body = body.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req: Request<Incoming>| {
+                    let body = body.clone();
+                    async move {
+                        // Read the request body, as any real server must.
+                        let _ = req.into_body().collect().await;
+                        Ok::<_, Infallible>(
+                            Response::builder()
+                                .header("content-type", "application/json")
+                                .body(Full::new(body))
+                                .expect("static response"),
+                        )
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    })
+}
