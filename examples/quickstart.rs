@@ -1,1 +1,303 @@
-fn main() {}
+//! A tour of the SDK against the embedded simulator: an enterprise, its channel customer,
+//! asset numbers, a batch order, locks, employees, asset assignment, lending, and a typed
+//! business error.
+//!
+//! ```sh
+//! cargo run --example quickstart --features simulator
+//! ```
+
+use std::{error::Error as StdError, num::NonZeroU32};
+
+use futures_util::TryStreamExt as _;
+use licensing_sdk::{
+    CustomerType, Error, ErrorCode, LicenseType, OrderType, SyncMode, Trial, member,
+    member::types as mt, order, order::types as ot, sim,
+};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn StdError>> {
+    let simulator = sim::Simulator::start().await?;
+    let url = simulator.url();
+    println!("simulator listening on {url}\n");
+
+    let orders = order::Client::builder(&url)
+        .application_token(sim::DEFAULT_APP_TOKEN)
+        .build()?;
+    let members = member::Client::builder(&url)
+        .client_token(sim::DEFAULT_CLIENT_TOKEN)
+        .user_token(sim::DEFAULT_USER_TOKEN)
+        .build()?;
+
+    // 1. An enterprise main account, and a channel customer bound to it.
+    let enterprise = orders
+        .create_enterprise()
+        .body(
+            ot::CreateEnterpriseRequest::builder()
+                .crm_customer_id("CRM-9")
+                .customer_name("Acme Robotics")
+                .branch_name("North"),
+        )
+        .await?;
+    let eg = enterprise.enterprise_global_id;
+    println!(
+        "created enterprise {eg} with {} members",
+        enterprise.members.len()
+    );
+
+    let customer = orders
+        .bind_enterprise()
+        .body(
+            ot::BindEnterpriseRequest::builder()
+                .channel_code("CH01")
+                .channel_customer_id("CC-42")
+                .customer_name("Acme Robotics (channel)")
+                .branch_name("North")
+                .enterprise_name("Acme Robotics")
+                .password_mobile("13800000000"),
+        )
+        .await?;
+    println!("bound channel customer CC-42 as {}", customer.customer_id);
+
+    // 2. Asset numbers, then a new purchase: a lent lock, a refillable lock with a CAD
+    //    product, and (in a second order, which needs the first as its source) a cloud
+    //    license flagged `gxxp`.
+    let numbers: Vec<String> = orders
+        .allocate_shell_nums()
+        .body(ot::AllocateShellNumsRequest::builder().size(NonZeroU32::new(3).unwrap()))
+        .await?
+        .into_iter()
+        .map(String::from)
+        .collect();
+    println!("allocated asset numbers {numbers:?}");
+    let [lent_lock, lock, cloud] = <[String; 3]>::try_from(numbers).expect("three numbers");
+
+    let locks = license_order(
+        &customer,
+        LicenseType::NormalRecoverUsbkey,
+        None,
+        vec![
+            asset(&lent_lock, "LEND", 1)?.borrowed_usb_key(Some(true)),
+            asset(&lock, "CAD", 5)?,
+        ],
+    )?;
+    let first = batch(&orders, locks).await?;
+    let cloud_order = license_order(
+        &customer,
+        LicenseType::CloudCustomer,
+        Some(first.clone()),
+        vec![
+            asset(&cloud, "CLOUD", 10)?.asset_extend_list(vec![ot::AssetExtension {
+                extend_code: Some("gxxp".into()),
+                extend_value: Some("true".into()),
+            }]),
+        ],
+    )?;
+    batch(&orders, cloud_order).await?;
+
+    let virtual_assets = orders
+        .list_virtual_assets()
+        .enterprise_global_id(&eg)
+        .extend_code("gxxp")
+        .await?;
+    for asset in &virtual_assets {
+        println!(
+            "virtual asset {} ({}) locked: {}",
+            asset.asset_num, asset.license_type, asset.locked
+        );
+    }
+
+    // 3. Disable and enable the refillable lock (lock "9999999999" does not exist).
+    for disable in [true, false] {
+        let request = ot::LockRequest::builder()
+            .asset_nums(vec![lock.clone(), "9999999999".to_string()])
+            .operator_identity("ops@example.com");
+        let results = if disable {
+            orders.disable_locks().body(request).await?
+        } else {
+            orders.enable_locks().body(request).await?
+        };
+        let verb = if disable { "disable" } else { "enable" };
+        for r in results {
+            println!("{verb} {}: {:?}", r.asset_num, r.status);
+        }
+    }
+
+    // 4. Employees: carol's password is shorter than the simulator accepts (6..=32), which
+    //    the SDK cannot know, so the platform adds the others and reports her (60027).
+    let people = [
+        ("alice", "Alice"),
+        ("bob", "Bob"),
+        ("dave", "Dave"),
+        ("carol", "Carol"),
+    ];
+    let user_list = people
+        .iter()
+        .map(|(user, name)| {
+            let password = if *user == "carol" {
+                "abc"
+            } else {
+                "Initial-Pass-1"
+            };
+            mt::NewMember::builder()
+                .user_name(*user)
+                .password(password)
+                .name(*name)
+                .try_into()
+        })
+        .collect::<Result<Vec<mt::NewMember>, _>>()?;
+    let added = members
+        .add_members()
+        .enterprise_global_id(&eg)
+        .body(mt::AddMembersRequest::builder().user_list(user_list))
+        .await;
+    let added = match added {
+        Ok(result) => result,
+        Err(Error::PartialFailure { error, result }) => {
+            println!("partly added ({}): {}", error.code, error.message);
+            for failed in &result.failed {
+                println!("  not added: {} ({})", failed.user_name, failed.message);
+            }
+            *result
+        }
+        Err(other) => return Err(other.into()),
+    };
+    for member in &added.succeeded {
+        println!("  added {} as {}", member.user_name, member.global_id);
+    }
+    let alice = added.succeeded[0].global_id.clone();
+    let bob = added.succeeded[1].global_id.clone();
+
+    // Every page, fetched as the stream is consumed (two per page here).
+    let everyone: Vec<mt::MemberListItem> = members
+        .list_members()
+        .enterprise_global_id(&eg)
+        .page_size(2u32)
+        .stream()
+        .try_collect()
+        .await?;
+    let names: Vec<&str> = everyone.iter().map(|m| m.user_name.as_str()).collect();
+    println!("{} employees: {}", everyone.len(), names.join(", "));
+
+    // 5. Assign the CAD lock to alice and lend its rights into the lent lock.
+    members
+        .configure_member_assets()
+        .member_global_id(&alice)
+        .body(
+            mt::ConfigureAssetsRequest::builder()
+                .delete_assets(Vec::<String>::new())
+                .add_assets(vec![lock.clone()]),
+        )
+        .await?;
+    let lock_id = members
+        .list_asset_nums()
+        .enterprise_global_id(&eg)
+        .await?
+        .into_iter()
+        .find(|a| a.asset_num == lock)
+        .map(|a| a.asset_id)
+        .expect("the lock is listed");
+    let lend = |member: &str| {
+        members.lend_assets().member_global_id(member).body(
+            mt::LendAssetsRequest::builder()
+                .borrowed_usb_key(lent_lock.clone())
+                .asset_i_ds(vec![lock_id.clone()]),
+        )
+    };
+    lend(&alice).await?;
+    for l in members.list_lent_locks().enterprise_global_id(&eg).await? {
+        println!(
+            "lent lock {} lent: {} to {}",
+            l.asset_num,
+            l.borrowed_flag,
+            l.cloud_account_global_id.as_deref().unwrap_or("nobody")
+        );
+    }
+
+    // 6. A typed business error: the lent lock is already lent to alice.
+    match lend(&bob).await {
+        Err(Error::Api(e)) if e.code == ErrorCode::LentLockLentToAnotherEmployee => {
+            println!("bob cannot borrow: {e}");
+        }
+        other => return Err(format!("expected error 33018, got {other:?}").into()),
+    }
+
+    simulator.shutdown().await?;
+    println!("\ndone");
+    Ok(())
+}
+
+/// An asset entry: asset number `num` with one product `uri` of `nodes` concurrent nodes.
+fn asset(num: &str, uri: &str, nodes: i32) -> Result<ot::builder::Asset, Box<dyn StdError>> {
+    let product: ot::Product = ot::Product::builder()
+        .crm_product_id(format!("P-{uri}"))
+        .parent_crm_product_id(format!("A-{num}"))
+        .product_uri(uri)
+        .product_name(format!("{uri} license"))
+        .product_type("software")
+        .limit_concurrent(nodes)
+        .limit_time_duration(0)
+        .strict_match_when_delete(false)
+        .trial(Trial::NotTrial)
+        .trial_end_date(0)
+        .time_unit("year")
+        .time_unit_quantity(1)
+        .time_duration_expression("1-0-0")
+        .product_features(Vec::<ot::ProductFeature>::new())
+        .try_into()?;
+    Ok(ot::Asset::builder()
+        .asset_nos(vec![num.to_string()])
+        .products(vec![ot::OrderProduct::from(product)]))
+}
+
+/// A `new_buy` order for the customer.
+fn license_order(
+    customer: &ot::EnterpriseCustomer,
+    license_type: LicenseType,
+    source: Option<String>,
+    assets: Vec<ot::builder::Asset>,
+) -> Result<ot::LicenseOrder, Box<dyn StdError>> {
+    let assets = assets
+        .into_iter()
+        .map(ot::Asset::try_from)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ot::LicenseOrder::builder()
+        .sequence(1)
+        .customer_id(customer.customer_id.clone())
+        .crm_customer_id("CRM-9")
+        .customer_name("Acme Robotics")
+        .channel_customer_id(customer.channel_customer_id.clone())
+        .admin_name("Ada Admin")
+        .admin_account("ada")
+        .admin_email("ada@example.com")
+        .admin_cell_number("13800000000")
+        .password_mobile("13800000000")
+        .address("1 Main Street")
+        .customer_type(CustomerType::Company)
+        .branch_code("BR01")
+        .branch_name("North")
+        .enterprise_global_id(customer.enterprise_global_id.clone())
+        .license_type(license_type)
+        .order_type(OrderType::NewBuy)
+        .src_license_order_id(source)
+        .assets(assets)
+        .try_into()?)
+}
+
+/// Sends one order as a batch; returns its license order id.
+async fn batch(orders: &order::Client, order: ot::LicenseOrder) -> Result<String, Error> {
+    let license_type = order.license_type.clone();
+    let results = orders
+        .batch_order()
+        .app_key("quickstart")
+        .body(
+            ot::BatchOrderRequest::builder()
+                .channel_code("CH01")
+                .channel_order_id("CO-2026-0001")
+                .sync_mode(SyncMode::Sync)
+                .order_list(vec![order]),
+        )
+        .await?;
+    let id = results[0].license_order_id.clone();
+    println!("ordered {license_type} assets: license order {id}");
+    Ok(id)
+}

@@ -1,1 +1,138 @@
-fn main() {}
+//! `licensing-sim`: serves both services of the licensing platform from memory, for
+//! local development, examples and contract tests.
+//!
+//! Prints exactly one line on stdout, `listening on http://HOST:PORT`, once it accepts
+//! connections; logs go to stderr (`RUST_LOG`, default `warn`). Stops cleanly on Ctrl-C
+//! or SIGTERM.
+
+use std::{net::SocketAddr, process::ExitCode, time::Duration};
+
+use clap::Parser;
+use licensing_sdk::sim::{self, FaultSettings, Region, Simulator};
+use tracing_subscriber::EnvFilter;
+
+/// A stateful, in-memory simulator of the licensing platform's order service and
+/// member center.
+#[derive(Debug, Parser)]
+#[command(name = "licensing-sim", version)]
+struct Args {
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, env = "LICENSING_SIM_ADDR", default_value = "127.0.0.1:8080")]
+    addr: SocketAddr,
+
+    /// Application token the order service accepts (`Authorization: Bearer …`).
+    #[arg(long, env = "LICENSING_SIM_APP_TOKEN", default_value = sim::DEFAULT_APP_TOKEN)]
+    app_token: String,
+
+    /// Client token the member center accepts (`Authorization: Bearer …` and `clientToken`).
+    #[arg(long, env = "LICENSING_SIM_CLIENT_TOKEN", default_value = sim::DEFAULT_CLIENT_TOKEN)]
+    client_token: String,
+
+    /// User token the member center accepts (`userToken`).
+    #[arg(long, env = "LICENSING_SIM_USER_TOKEN", default_value = sim::DEFAULT_USER_TOKEN)]
+    user_token: String,
+
+    /// Region marker of allocated asset numbers: `domestic` (8) or `singapore` (6).
+    #[arg(long, env = "LICENSING_SIM_REGION", default_value = "domestic")]
+    region: Region,
+
+    /// Shortest accepted password (error 50003 outside the range).
+    #[arg(long, env = "LICENSING_SIM_PASSWORD_MIN", default_value_t = *sim::DEFAULT_PASSWORD_LENGTH.start())]
+    password_min: usize,
+
+    /// Longest accepted password.
+    #[arg(long, env = "LICENSING_SIM_PASSWORD_MAX", default_value_t = *sim::DEFAULT_PASSWORD_LENGTH.end())]
+    password_max: usize,
+
+    /// Trial member accounts per enterprise (error 60009 beyond).
+    #[arg(long, env = "LICENSING_SIM_TRIAL_MEMBER_LIMIT", default_value_t = sim::DEFAULT_TRIAL_MEMBER_LIMIT)]
+    trial_member_limit: usize,
+
+    /// Seconds a g_nonce is remembered for replay detection.
+    #[arg(long, env = "LICENSING_SIM_NONCE_WINDOW_SECS", default_value_t = sim::DEFAULT_NONCE_WINDOW.as_secs())]
+    nonce_window_secs: u64,
+
+    /// Latency added to every request, in milliseconds.
+    #[arg(long, env = "LICENSING_SIM_LATENCY_MS", default_value_t = 0)]
+    latency_ms: u64,
+
+    /// Probability (0 to 1) of answering code 500 ("network exception, retry").
+    #[arg(long, env = "LICENSING_SIM_FAULT_500_RATE", default_value_t = 0.0, value_parser = rate)]
+    fault_500_rate: f64,
+
+    /// Probability (0 to 1) of answering code 80001 on the user-center operations.
+    #[arg(long, env = "LICENSING_SIM_FAULT_80001_RATE", default_value_t = 0.0, value_parser = rate)]
+    fault_80001_rate: f64,
+}
+
+fn rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
+        _ => Err(format!("{s:?} is not a probability between 0 and 1")),
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    if args.password_min > args.password_max {
+        eprintln!("licensing-sim: --password-min must not exceed --password-max");
+        return ExitCode::from(2);
+    }
+    let started = Simulator::builder()
+        .addr(args.addr)
+        .app_token(args.app_token)
+        .client_token(args.client_token)
+        .user_token(args.user_token)
+        .region(args.region)
+        .password_length(args.password_min..=args.password_max)
+        .trial_member_limit(args.trial_member_limit)
+        .nonce_window(Duration::from_secs(args.nonce_window_secs))
+        .faults(FaultSettings {
+            latency: Duration::from_millis(args.latency_ms),
+            rate_500: args.fault_500_rate,
+            rate_80001: args.fault_80001_rate,
+        })
+        .start()
+        .await;
+    let simulator = match started {
+        Ok(simulator) => simulator,
+        Err(e) => {
+            eprintln!("licensing-sim: cannot listen on {}: {e}", args.addr);
+            return ExitCode::FAILURE;
+        }
+    };
+    // The one line on stdout: scripts wait for it and read the port from it.
+    println!("listening on {}", simulator.url());
+    stopped().await;
+    tracing::info!("shutting down");
+    match simulator.shutdown().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("licensing-sim: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Ctrl-C, or SIGTERM where there is one.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}

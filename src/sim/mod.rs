@@ -1,1 +1,345 @@
-//! A stateful, in-memory simulator of both services.
+//! A stateful, in-memory simulator of both services, for tests, examples and contract
+//! testing.
+//!
+//! It serves the order service (`/order/api/order/v1/…`) and the member center
+//! (`/me/api/v1/…`) on one address, speaks the platform's protocol (HTTP 200 with
+//! `code: 0` on success, HTTP 299 with a string `code` on a business exception), checks
+//! the credentials and the `g_nonce` of every request, and keeps enterprises, customers,
+//! orders, assets, employees and loans in memory while it runs. The rules it applies, and
+//! what it chose where the platform's documents are silent, are listed in the README
+//! section "Simulator".
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use licensing_sdk::{order, sim::Simulator};
+//!
+//! let sim = Simulator::start().await?;
+//! let client = order::Client::builder(&sim.url())
+//!     .application_token(licensing_sdk::sim::DEFAULT_APP_TOKEN)
+//!     .build()?;
+//! let numbers = client
+//!     .allocate_shell_nums()
+//!     .body(order::types::AllocateShellNumsRequest::builder().size(std::num::NonZeroU32::MIN))
+//!     .await?;
+//! assert_eq!(numbers[0].len(), 10);
+//! sim.shutdown().await?;
+//! # Ok(()) }
+//! ```
+
+mod faults;
+mod http;
+mod member;
+mod order;
+mod routes;
+mod state;
+
+use std::{
+    io,
+    net::{Ipv4Addr, SocketAddr},
+    ops::RangeInclusive,
+    sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard},
+    time::Duration,
+};
+
+use tokio::{sync::oneshot, task::JoinHandle};
+
+pub use faults::{FaultSettings, Faults};
+pub use state::{ParseRegionError, Region};
+
+/// The application token the order service accepts unless configured otherwise.
+pub const DEFAULT_APP_TOKEN: &str = "sim-app-token";
+/// The client token the member center accepts unless configured otherwise.
+pub const DEFAULT_CLIENT_TOKEN: &str = "sim-client-token";
+/// The user token the member center accepts unless configured otherwise.
+pub const DEFAULT_USER_TOKEN: &str = "sim-user-token";
+
+/// Accepted password lengths unless configured otherwise (error `50003` outside).
+pub const DEFAULT_PASSWORD_LENGTH: RangeInclusive<usize> = 6..=32;
+/// Trial member accounts an enterprise may hold unless configured otherwise (error `60009`).
+pub const DEFAULT_TRIAL_MEMBER_LIMIT: usize = 1000;
+/// How long a `g_nonce` is remembered unless configured otherwise.
+pub const DEFAULT_NONCE_WINDOW: Duration = Duration::from_secs(300);
+/// How many `g_nonce`s are remembered at most unless configured otherwise.
+pub const DEFAULT_NONCE_CAPACITY: usize = 200_000;
+
+/// What a [`Simulator`] accepts and how it behaves; set through [`SimulatorBuilder`].
+#[derive(Clone)]
+pub(crate) struct Config {
+    pub app_token: String,
+    pub client_token: String,
+    pub user_token: String,
+    pub password_length: RangeInclusive<usize>,
+    pub trial_member_limit: usize,
+    pub nonce_window: Duration,
+    pub nonce_capacity: usize,
+}
+
+/// Tokens stay out of logs, as the SDK keeps its own.
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("tokens", &"[REDACTED]")
+            .field("password_length", &self.password_length)
+            .field("trial_member_limit", &self.trial_member_limit)
+            .field("nonce_window", &self.nonce_window)
+            .field("nonce_capacity", &self.nonce_capacity)
+            .finish()
+    }
+}
+
+/// Everything the request handlers share.
+pub(crate) struct Shared {
+    pub config: Config,
+    state: RwLock<state::State>,
+    pub allocator: Mutex<state::Allocator>,
+    pub nonces: Mutex<http::NonceWindow>,
+    pub faults: Faults,
+}
+
+impl Shared {
+    /// The state for reading. A handler that panicked cannot leave the state half-written
+    /// in a way that matters more than losing the simulator, so poisoning is ignored.
+    pub fn state(&self) -> RwLockReadGuard<'_, state::State> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The state for writing.
+    pub fn state_mut(&self) -> RwLockWriteGuard<'_, state::State> {
+        self.state.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The asset-number allocator.
+    pub fn allocator(&self) -> std::sync::MutexGuard<'_, state::Allocator> {
+        self.allocator
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Configures and starts a [`Simulator`].
+///
+/// ```no_run
+/// # async fn demo() -> std::io::Result<()> {
+/// use licensing_sdk::sim::{Region, Simulator};
+///
+/// let sim = Simulator::builder()
+///     .region(Region::Singapore)
+///     .password_length(8..=16)
+///     .trial_member_limit(5)
+///     .start()
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+#[must_use]
+pub struct SimulatorBuilder {
+    addr: SocketAddr,
+    config: Config,
+    region: Region,
+    faults: FaultSettings,
+}
+
+impl Default for SimulatorBuilder {
+    fn default() -> Self {
+        Self {
+            addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+            config: Config {
+                app_token: DEFAULT_APP_TOKEN.to_string(),
+                client_token: DEFAULT_CLIENT_TOKEN.to_string(),
+                user_token: DEFAULT_USER_TOKEN.to_string(),
+                password_length: DEFAULT_PASSWORD_LENGTH,
+                trial_member_limit: DEFAULT_TRIAL_MEMBER_LIMIT,
+                nonce_window: DEFAULT_NONCE_WINDOW,
+                nonce_capacity: DEFAULT_NONCE_CAPACITY,
+            },
+            region: Region::Domestic,
+            faults: FaultSettings::default(),
+        }
+    }
+}
+
+impl SimulatorBuilder {
+    /// The address to listen on (default `127.0.0.1:0`: an ephemeral port).
+    pub fn addr(mut self, addr: SocketAddr) -> Self {
+        self.addr = addr;
+        self
+    }
+
+    /// The application token the order service accepts (default [`DEFAULT_APP_TOKEN`]).
+    pub fn app_token(mut self, token: impl Into<String>) -> Self {
+        self.config.app_token = token.into();
+        self
+    }
+
+    /// The client token the member center accepts (default [`DEFAULT_CLIENT_TOKEN`]).
+    pub fn client_token(mut self, token: impl Into<String>) -> Self {
+        self.config.client_token = token.into();
+        self
+    }
+
+    /// The user token the member center accepts (default [`DEFAULT_USER_TOKEN`]).
+    pub fn user_token(mut self, token: impl Into<String>) -> Self {
+        self.config.user_token = token.into();
+        self
+    }
+
+    /// The region marker of allocated asset numbers (default [`Region::Domestic`]);
+    /// changeable later with [`Simulator::set_region`].
+    pub fn region(mut self, region: Region) -> Self {
+        self.region = region;
+        self
+    }
+
+    /// Accepted password lengths in characters (default [`DEFAULT_PASSWORD_LENGTH`]);
+    /// outside it `addMembers` and `resetMemberPassword` answer `50003`.
+    pub fn password_length(mut self, range: RangeInclusive<usize>) -> Self {
+        self.config.password_length = range;
+        self
+    }
+
+    /// Trial member accounts (employees added through `addMembers`) one enterprise may
+    /// hold (default [`DEFAULT_TRIAL_MEMBER_LIMIT`]); beyond it items fail with `60009`.
+    pub fn trial_member_limit(mut self, limit: usize) -> Self {
+        self.config.trial_member_limit = limit;
+        self
+    }
+
+    /// How long a `g_nonce` is remembered for replay detection (default
+    /// [`DEFAULT_NONCE_WINDOW`]).
+    pub fn nonce_window(mut self, window: Duration) -> Self {
+        self.config.nonce_window = window;
+        self
+    }
+
+    /// How many `g_nonce`s are remembered at most; the oldest are forgotten first (default
+    /// [`DEFAULT_NONCE_CAPACITY`]).
+    pub fn nonce_capacity(mut self, capacity: usize) -> Self {
+        self.config.nonce_capacity = capacity.max(1);
+        self
+    }
+
+    /// Initial fault injection (default none); changeable later through
+    /// [`Simulator::faults`].
+    pub fn faults(mut self, faults: FaultSettings) -> Self {
+        self.faults = faults;
+        self
+    }
+
+    /// Binds the address and starts serving on the current Tokio runtime.
+    pub async fn start(self) -> io::Result<Simulator> {
+        let listener = tokio::net::TcpListener::bind(self.addr).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            nonces: Mutex::new(http::NonceWindow::new(
+                self.config.nonce_window,
+                self.config.nonce_capacity,
+            )),
+            config: self.config,
+            state: RwLock::new(state::State::default()),
+            allocator: Mutex::new(state::Allocator::new(self.region)),
+            faults: Faults::new(self.faults),
+        });
+        let app = routes::router(Arc::clone(&shared));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    // A dropped sender stops the server as well.
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        tracing::debug!(%addr, "simulator listening");
+        Ok(Simulator {
+            addr,
+            shared,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+}
+
+/// A running simulator; stopped by [`Simulator::shutdown`] or when dropped.
+#[derive(Debug)]
+pub struct Simulator {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").finish_non_exhaustive()
+    }
+}
+
+impl Simulator {
+    /// Starts a simulator with the default configuration on an ephemeral port of
+    /// `127.0.0.1`.
+    pub async fn start() -> io::Result<Self> {
+        SimulatorBuilder::default().start().await
+    }
+
+    /// A builder for a simulator with a non-default configuration.
+    pub fn builder() -> SimulatorBuilder {
+        SimulatorBuilder::default()
+    }
+
+    /// The base URL to give the SDK's client builders, e.g. `http://127.0.0.1:41234`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The address the simulator listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Fault injection, adjustable while the simulator runs.
+    pub fn faults(&self) -> &Faults {
+        &self.shared.faults
+    }
+
+    /// The region marker of asset numbers allocated from now on.
+    pub fn region(&self) -> Region {
+        self.shared.allocator().region()
+    }
+
+    /// Switches the region marker of asset numbers allocated from now on. Each region
+    /// keeps its own sequence, so no number is ever handed out twice.
+    pub fn set_region(&self, region: Region) {
+        self.shared.allocator().set_region(region);
+    }
+
+    /// Stops accepting connections, lets requests in flight finish (for up to five
+    /// seconds) and returns once the server has stopped.
+    pub async fn shutdown(mut self) -> io::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let Some(mut task) = self.task.take() else {
+            return Ok(());
+        };
+        match tokio::time::timeout(Duration::from_secs(5), &mut task).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(join)) => Err(io::Error::other(join)),
+            Err(_) => {
+                // A client holding a connection open must not keep the caller waiting.
+                task.abort();
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Drop for Simulator {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}

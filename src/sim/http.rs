@@ -1,0 +1,523 @@
+//! The protocol every operation shares: the reply envelope, reading requests without
+//! ever answering outside it, authentication, `g_nonce` replay protection and fault
+//! injection.
+
+use std::{
+    collections::{HashMap, HashSet, VecDeque},
+    hash::{BuildHasher, RandomState},
+    sync::{Arc, PoisonError},
+    time::{Duration, Instant},
+};
+
+use axum::{
+    Json,
+    body::Bytes,
+    extract::{FromRequest, FromRequestParts, Path, Query, Request, State},
+    http::{HeaderMap, StatusCode, header},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use serde::{Serialize, de::DeserializeOwned};
+use serde_json::{Map, Value};
+
+use super::{Config, Shared, faults::Faults, routes::Op};
+use crate::{ErrorCode, ReplyCode, member::types as m, order::types as o};
+
+/// The status of every business exception.
+pub(crate) fn business_exception() -> StatusCode {
+    StatusCode::from_u16(299).expect("299 is a valid status code")
+}
+
+/// A business error: answered with HTTP 299 and `{code, message, cause}`.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub code: ErrorCode,
+    pub message: String,
+    pub cause: String,
+    /// The `data` of an `addMembers` partial failure (`60027`).
+    pub partial: Option<m::AddMembersResult>,
+}
+
+impl Failure {
+    /// A failure with the code's standard message.
+    pub fn new(code: ErrorCode, cause: impl Into<String>) -> Self {
+        let cause = cause.into();
+        let message = match code {
+            // The document says this code's message carries the detail.
+            ErrorCode::ParameterValidationFailed => {
+                format!("parameter validation failure: {cause}")
+            }
+            _ => standard_message(&code).to_string(),
+        };
+        Self::with_message(code, message, cause)
+    }
+
+    /// A failure whose message fills in placeholders (`50003`, `60009`).
+    pub fn with_message(
+        code: ErrorCode,
+        message: impl Into<String>,
+        cause: impl Into<String>,
+    ) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            cause: cause.into(),
+            partial: None,
+        }
+    }
+}
+
+/// The documents give messages by meaning; these are the simulator's wording.
+fn standard_message(code: &ErrorCode) -> &'static str {
+    use ErrorCode as E;
+    match code {
+        E::ParameterValidationFailed => "parameter validation failure",
+        E::NetworkException => "network exception, retry",
+        E::ApplicationTokenInvalid => {
+            "application token invalid, expired or lacking resource permission"
+        }
+        E::UserTokenInvalid => "invalid user login token",
+        E::SecurityCheckFailed => "security check failed",
+        E::UserCenterException => "user center exception",
+        E::UserNotFound => "user not found",
+        E::ParameterEmpty => "parameter empty",
+        E::EmployeeListEmpty => "employee list empty",
+        E::TooManyEmployees => "upload count exceeds the maximum of 100",
+        E::AccountEmpty => "account empty",
+        E::PasswordEmpty => "password empty",
+        E::GroupIdEmpty => "group id empty",
+        E::NameEmpty => "name empty",
+        E::PasswordLength => "password length out of range",
+        E::NameTooLong => "name too long",
+        E::RemarkTooLong => "remark too long",
+        E::AccountNotAlphanumeric => "account may contain only letters and digits",
+        E::InvalidMobileNumber => "invalid mobile number",
+        E::EnterpriseSuffixEmpty => "enterprise suffix empty",
+        E::TrialMemberLimit => "trial member account limit reached",
+        E::PartialAddFailure => "some employees failed to be added",
+        E::NotBoundToLicensingCustomer => "current account is not bound to a licensing customer",
+        E::AssetNumberNotFound => "asset number not found",
+        E::MultipleEmployeesMatched => "enterprise sub-account matched several employees",
+        E::AssetNumberWrongCustomer => "asset number belongs to the wrong customer",
+        E::NoEmployeeMatched => "enterprise sub-account matched no employee",
+        E::AssetNumberConfiguredTwice => "asset number configured twice",
+        E::InsufficientNodes => "insufficient nodes",
+        E::EmployeeLacksPermission => "employee lacks permission",
+        E::AlreadyLent => "already lent to another lent lock",
+        E::LentLockStateAbnormal => "lent lock state abnormal",
+        E::LentLockLentToAnotherEmployee => "lent lock already lent to another employee",
+        E::LendRequestFailed => "lend request failed",
+        E::Other(_) => "error",
+    }
+}
+
+/// A generated reply envelope, built from an operation's result.
+pub(crate) trait Reply: Serialize {
+    /// The operation's `data`.
+    type Data;
+    /// `code: 0`, `message: "success"` and the data.
+    fn success(data: Self::Data) -> Self;
+    /// The string code, message and cause.
+    fn failure(failure: Failure) -> Self;
+}
+
+/// Implements [`Reply`] for the generated envelopes, by the shape of their `data` field.
+macro_rules! replies {
+    (@data option, $data:expr) => { Some($data) };
+    (@data vec, $data:expr) => { $data };
+    (@data null, $data:expr) => {{ let () = $data; Some(Value::Null) }};
+    (@none option) => { None };
+    (@none vec) => { Vec::new() };
+    (@none null) => { None };
+    ($($reply:ty => $shape:ident $data:ty;)*) => {$(
+        impl Reply for $reply {
+            type Data = $data;
+            fn success(value: Self::Data) -> Self {
+                Self {
+                    code: ReplyCode::SUCCESS,
+                    message: "success".to_string(),
+                    data: replies!(@data $shape, value),
+                    cause: None,
+                }
+            }
+            fn failure(failure: Failure) -> Self {
+                Self {
+                    code: failure.code.into(),
+                    message: failure.message,
+                    data: replies!(@none $shape),
+                    cause: Some(failure.cause),
+                }
+            }
+        }
+    )*};
+}
+
+replies! {
+    o::BindEnterpriseReply => option o::EnterpriseCustomer;
+    o::CreateEnterpriseReply => option o::CreateEnterpriseResult;
+    o::QueryEnterpriseReply => vec Vec<o::EnterpriseCustomer>;
+    o::BatchOrderReply => vec Vec<o::BatchOrderResultItem>;
+    o::DisableLocksReply => vec Vec<o::LockResultItem>;
+    o::EnableLocksReply => vec Vec<o::LockResultItem>;
+    o::ListVirtualAssetsReply => vec Vec<o::VirtualAsset>;
+    o::AllocateShellNumsReply => vec Vec<o::ShellNumber>;
+    m::EditMemberReply => null ();
+    m::ResetMemberPasswordReply => null ();
+    m::DeleteMemberReply => null ();
+    m::ListMembersReply => option m::MemberPage;
+    m::ListAssetNumsReply => vec Vec<m::EnterpriseAsset>;
+    m::ListAssetProductsReply => option m::AssetProducts;
+    m::ListLentLocksReply => vec Vec<m::LentLock>;
+    m::ConfigureMemberAssetsReply => null ();
+    m::LendAssetsReply => null ();
+}
+
+/// The update reply carries no `data` at all.
+impl Reply for o::UpdateEnterpriseReply {
+    type Data = ();
+    fn success((): ()) -> Self {
+        Self {
+            code: ReplyCode::SUCCESS,
+            message: "success".to_string(),
+            cause: None,
+        }
+    }
+    fn failure(failure: Failure) -> Self {
+        Self {
+            code: failure.code.into(),
+            message: failure.message,
+            cause: Some(failure.cause),
+        }
+    }
+}
+
+/// A partial failure (`60027`) keeps both lists in `data`.
+impl Reply for m::AddMembersReply {
+    type Data = m::AddMembersResult;
+    fn success(data: Self::Data) -> Self {
+        Self {
+            code: ReplyCode::SUCCESS,
+            message: "success".to_string(),
+            data: Some(data),
+            cause: None,
+        }
+    }
+    fn failure(failure: Failure) -> Self {
+        Self {
+            code: failure.code.into(),
+            message: failure.message,
+            data: failure.partial,
+            cause: Some(failure.cause),
+        }
+    }
+}
+
+/// HTTP 200 with the success envelope, or HTTP 299 with the error envelope.
+pub(crate) fn respond<R: Reply>(result: Result<R::Data, Failure>) -> Response {
+    match result {
+        Ok(data) => (StatusCode::OK, Json(R::success(data))).into_response(),
+        Err(failure) => {
+            tracing::debug!(code = %failure.code, cause = %failure.cause, "business exception");
+            (business_exception(), Json(R::failure(failure))).into_response()
+        }
+    }
+}
+
+/// A request as the handlers see it. Extracting it never fails: whatever cannot be read
+/// is reported by the handler in the envelope, never as a bare HTTP 4xx.
+#[derive(Debug)]
+pub(crate) struct Call {
+    path: HashMap<String, String>,
+    query: Vec<(String, String)>,
+    content_type: Option<String>,
+    body: Result<Bytes, String>,
+}
+
+impl<S: Send + Sync> FromRequest<S> for Call {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let (mut parts, body) = req.into_parts();
+        // The gate has already rejected undecodable paths and queries.
+        let path = Path::<HashMap<String, String>>::from_request_parts(&mut parts, state)
+            .await
+            .map(|Path(p)| p)
+            .unwrap_or_default();
+        let query = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri)
+            .map(|Query(q)| q)
+            .unwrap_or_default();
+        let content_type = parts
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = Bytes::from_request(Request::from_parts(parts, body), state)
+            .await
+            .map_err(|e| e.body_text());
+        Ok(Self {
+            path,
+            query,
+            content_type,
+            body,
+        })
+    }
+}
+
+impl Call {
+    /// A path parameter (always present: the route matched).
+    pub fn path(&self, name: &str) -> &str {
+        self.path.get(name).map_or("", String::as_str)
+    }
+
+    /// The first value of a query parameter.
+    pub fn query(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as a JSON object; the error says what is wrong with it.
+    pub fn object(&self) -> Result<Map<String, Value>, String> {
+        let body = self.body.as_ref().map_err(Clone::clone)?;
+        if body.is_empty() {
+            return Err("the request body is required".to_string());
+        }
+        let json = self.content_type.as_deref().is_some_and(|ct| {
+            ct.split(';')
+                .next()
+                .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+        });
+        if !json {
+            return Err("Content-Type must be application/json".to_string());
+        }
+        match serde_json::from_slice(body) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(_) => Err("the request body must be a JSON object".to_string()),
+            Err(e) => Err(format!("the request body is not valid JSON: {e}")),
+        }
+    }
+
+    /// The body as a generated request type, checked as strictly as the spec's schema.
+    pub fn body<T: DeserializeOwned>(&self) -> Result<T, String> {
+        let object = self.object()?;
+        serde_json::from_value(Value::Object(object)).map_err(|e| e.to_string())
+    }
+}
+
+/// Which service a request is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Service {
+    Order,
+    Member,
+}
+
+impl Service {
+    /// The code for a malformed or incomplete request: the order service documents
+    /// `13004` for every validation failure, the member center only "parameter empty".
+    pub fn invalid(self, cause: impl Into<String>) -> Failure {
+        match self {
+            Service::Order => Failure::new(ErrorCode::ParameterValidationFailed, cause),
+            Service::Member => Failure::new(ErrorCode::ParameterEmpty, cause),
+        }
+    }
+}
+
+/// Runs before every handler: latency, credentials, `g_nonce`, injected faults.
+pub(crate) async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+    let Some(op) = Op::of(&req) else {
+        return next.run(req).await;
+    };
+    let faults = shared.faults.get();
+    if !faults.latency.is_zero() {
+        tokio::time::sleep(faults.latency).await;
+    }
+    let (mut parts, body) = req.into_parts();
+    let service = op.service();
+    if Path::<HashMap<String, String>>::from_request_parts(&mut parts, &())
+        .await
+        .is_err()
+    {
+        return op.error_response(service.invalid("a path parameter is not valid UTF-8"));
+    }
+    if let Err(failure) = authenticate(&shared.config, service, &parts.headers) {
+        return op.error_response(failure);
+    }
+    let Ok(Query(query)) = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri) else {
+        return op.error_response(service.invalid("the query string cannot be decoded"));
+    };
+    if let Err(failure) = check_nonce(&shared, service, &query) {
+        return op.error_response(failure);
+    }
+    if let Some(code) = Faults::roll(&faults, op.user_center()) {
+        tracing::debug!(?op, %code, "injected fault");
+        return op.error_response(Failure::new(
+            code,
+            "injected by the simulator's fault settings",
+        ));
+    }
+    next.run(Request::from_parts(parts, body)).await
+}
+
+/// The token of an `Authorization: Bearer <token>` header.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+fn header_value<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name)?.to_str().ok().map(str::trim)
+}
+
+/// The credentials each service documents. The order service's document lists no code
+/// for a bad token, so it answers `13004` there (a required header failed validation);
+/// the member center answers `60000` for the application token, `60005` for the user
+/// token and `70001` when the two copies of the application token disagree.
+fn authenticate(config: &Config, service: Service, headers: &HeaderMap) -> Result<(), Failure> {
+    match service {
+        Service::Order => match bearer(headers) {
+            Some(token) if token == config.app_token => Ok(()),
+            Some(_) => Err(service
+                .invalid("Authorization: the application access token is invalid or expired")),
+            None => Err(service.invalid("Authorization: `Bearer <APP_ACCESS_TOKEN>` is required")),
+        },
+        Service::Member => {
+            let app_token = |cause: &str| Failure::new(ErrorCode::ApplicationTokenInvalid, cause);
+            let Some(authorization) = bearer(headers) else {
+                return Err(app_token(
+                    "Authorization: `Bearer <CLIENT_TOKEN>` is required",
+                ));
+            };
+            match header_value(headers, "clienttoken") {
+                None | Some("") => return Err(app_token("the clientToken header is required")),
+                Some(token) if token != config.client_token => {
+                    return Err(app_token("the clientToken is invalid or expired"));
+                }
+                Some(token) if token != authorization => {
+                    return Err(Failure::new(
+                        ErrorCode::SecurityCheckFailed,
+                        "the Authorization bearer token does not match the clientToken header",
+                    ));
+                }
+                Some(_) => {}
+            }
+            match header_value(headers, "usertoken") {
+                Some(token) if token == config.user_token => Ok(()),
+                Some(token) if !token.is_empty() => Err(Failure::new(
+                    ErrorCode::UserTokenInvalid,
+                    "the userToken is invalid or expired",
+                )),
+                _ => Err(Failure::new(
+                    ErrorCode::UserTokenInvalid,
+                    "the userToken header is required",
+                )),
+            }
+        }
+    }
+}
+
+/// A missing `g_nonce` is a missing parameter (`13004` / `40000`); a replayed one is
+/// refused with `13004` by the order service and as a failed security check (`70001`) by
+/// the member center.
+fn check_nonce(
+    shared: &Shared,
+    service: Service,
+    query: &[(String, String)],
+) -> Result<(), Failure> {
+    let nonce = query
+        .iter()
+        .find(|(k, _)| k == "g_nonce")
+        .map(|(_, v)| v.as_str())
+        .filter(|v| !v.is_empty());
+    let Some(nonce) = nonce else {
+        return Err(service.invalid("g_nonce is required"));
+    };
+    let fresh = shared
+        .nonces
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .admit(nonce, Instant::now());
+    if fresh {
+        return Ok(());
+    }
+    let cause = "g_nonce has already been used (replayed request)";
+    Err(match service {
+        Service::Order => service.invalid(cause),
+        Service::Member => Failure::new(ErrorCode::SecurityCheckFailed, cause),
+    })
+}
+
+/// The `g_nonce`s seen recently: bounded both in time and in count, so memory stays
+/// bounded however many requests arrive. Only a keyed 64-bit hash of each nonce is kept,
+/// so a long nonce costs no more than a short one.
+#[derive(Debug)]
+pub(crate) struct NonceWindow {
+    hasher: RandomState,
+    seen: HashSet<u64>,
+    order: VecDeque<(Instant, u64)>,
+    window: Duration,
+    capacity: usize,
+}
+
+impl NonceWindow {
+    pub fn new(window: Duration, capacity: usize) -> Self {
+        Self {
+            hasher: RandomState::new(),
+            seen: HashSet::new(),
+            order: VecDeque::new(),
+            window,
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Records the nonce; `false` if it was seen within the window.
+    pub fn admit(&mut self, nonce: &str, now: Instant) -> bool {
+        while let Some(&(at, hash)) = self.order.front() {
+            if now.duration_since(at) < self.window && self.order.len() < self.capacity {
+                break;
+            }
+            self.order.pop_front();
+            self.seen.remove(&hash);
+        }
+        let hash = self.hasher.hash_one(nonce);
+        if !self.seen.insert(hash) {
+            return false;
+        }
+        self.order.push_back((now, hash));
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nonce_window_rejects_replays_and_forgets() {
+        let mut window = NonceWindow::new(Duration::from_secs(10), 3);
+        let t0 = Instant::now();
+        assert!(window.admit("a", t0));
+        assert!(!window.admit("a", t0));
+        assert!(window.admit("b", t0));
+        assert!(window.admit("c", t0));
+        // Capacity 3: admitting "d" forgets "a", the oldest.
+        assert!(window.admit("d", t0));
+        assert!(window.admit("a", t0));
+        // After the window everything is forgotten.
+        let later = t0 + Duration::from_secs(11);
+        assert!(window.admit("d", later));
+        assert!(window.order.len() <= 3);
+    }
+
+    #[test]
+    fn bearer_tokens() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(bearer(&headers), None);
+        headers.insert(header::AUTHORIZATION, "Bearer  tok ".parse().unwrap());
+        assert_eq!(bearer(&headers), Some("tok"));
+        headers.insert(header::AUTHORIZATION, "Basic tok".parse().unwrap());
+        assert_eq!(bearer(&headers), None);
+    }
+}

@@ -1,0 +1,371 @@
+//! Shared set-up for the simulator tests: a running simulator, SDK clients for it, a raw
+//! HTTP helper for requests the SDK refuses to send, and fixtures (an enterprise, asset
+//! numbers, orders).
+#![allow(dead_code)]
+
+use std::num::NonZeroU32;
+
+use licensing_sdk::{
+    Error, ErrorCode, RetryPolicy, member, order,
+    order::types as ot,
+    sim::{
+        DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN, Simulator, SimulatorBuilder,
+    },
+};
+use serde_json::{Value, json};
+
+/// A simulator with clients for both services. The clients never retry, so a test sees
+/// exactly the reply it provoked.
+pub struct Env {
+    pub sim: Simulator,
+    pub order: order::Client,
+    pub member: member::Client,
+    http: reqwest::Client,
+}
+
+pub async fn start() -> Env {
+    start_with(Simulator::builder()).await
+}
+
+pub async fn start_with(builder: SimulatorBuilder) -> Env {
+    let sim = builder.start().await.expect("the simulator starts");
+    let url = sim.url();
+    let order = order::Client::builder(&url)
+        .application_token(DEFAULT_APP_TOKEN)
+        .retry(RetryPolicy::Never)
+        .build()
+        .unwrap();
+    let member = member::Client::builder(&url)
+        .client_token(DEFAULT_CLIENT_TOKEN)
+        .user_token(DEFAULT_USER_TOKEN)
+        .retry(RetryPolicy::Never)
+        .build()
+        .unwrap();
+    Env {
+        sim,
+        order,
+        member,
+        http: reqwest::Client::new(),
+    }
+}
+
+/// The business code of an SDK error.
+#[track_caller]
+pub fn code_of<T: std::fmt::Debug>(result: Result<T, Error>) -> ErrorCode {
+    match result {
+        Err(e) => e
+            .code()
+            .cloned()
+            .unwrap_or_else(|| panic!("expected a business error, got {e}")),
+        Ok(v) => panic!("expected a business error, got Ok({v:?})"),
+    }
+}
+
+/// A raw reply: HTTP status and JSON body.
+#[derive(Debug)]
+pub struct Raw {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Raw {
+    /// The envelope's code as a string (`"0"` for success).
+    pub fn code(&self) -> String {
+        match &self.body["code"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
+impl Env {
+    pub fn url(&self) -> String {
+        self.sim.url()
+    }
+
+    /// A request with valid credentials for the path's service and a fresh `g_nonce`.
+    pub async fn raw(&self, method: &str, path_and_query: &str, body: Option<Value>) -> Raw {
+        let sep = if path_and_query.contains('?') {
+            '&'
+        } else {
+            '?'
+        };
+        let nonce = licensing_sdk::runtime::nonce();
+        let url = format!("{}{path_and_query}{sep}g_nonce={nonce}", self.url());
+        let mut request = self
+            .http
+            .request(method.parse().unwrap(), url)
+            .headers(credentials(path_and_query));
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        send(request).await
+    }
+
+    /// A request exactly as given: no credentials or nonce added.
+    pub async fn bare(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        headers: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> Raw {
+        let mut request = self.http.request(
+            method.parse().unwrap(),
+            format!("{}{path_and_query}", self.url()),
+        );
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        send(request).await
+    }
+
+    /// An enterprise created with `createEnterprise` and a channel customer bound to it.
+    pub async fn enterprise(&self, name: &str) -> Enterprise {
+        let created = self
+            .order
+            .create_enterprise()
+            .body(
+                ot::CreateEnterpriseRequest::builder()
+                    .crm_customer_id(format!("CRM-{name}"))
+                    .customer_name(name)
+                    .branch_name("North")
+                    .address(Some("1 Main Street".to_string())),
+            )
+            .await
+            .expect("createEnterprise");
+        let bound = self
+            .order
+            .bind_enterprise()
+            .body(
+                ot::BindEnterpriseRequest::builder()
+                    .channel_code("CH01")
+                    .channel_customer_id(format!("CC-{name}"))
+                    .customer_name(format!("{name} channel"))
+                    .branch_name("North")
+                    .enterprise_name(name)
+                    .password_mobile("13800000000"),
+            )
+            .await
+            .expect("bindEnterprise");
+        assert_eq!(bound.enterprise_global_id, created.enterprise_global_id);
+        Enterprise {
+            global_id: created.enterprise_global_id,
+            customer_id: bound.customer_id,
+            channel_customer_id: format!("CC-{name}"),
+            members: created
+                .members
+                .into_iter()
+                .map(|m| m.member_global_id)
+                .collect(),
+        }
+    }
+
+    pub async fn allocate(&self, size: u32) -> Vec<String> {
+        self.order
+            .allocate_shell_nums()
+            .body(ot::AllocateShellNumsRequest::builder().size(NonZeroU32::new(size).unwrap()))
+            .await
+            .expect("allocateShellNums")
+            .into_iter()
+            .map(String::from)
+            .collect()
+    }
+
+    /// Sends a batch with one order; returns its license order id.
+    pub async fn order(&self, order: Value) -> String {
+        let batch = batch(vec![order]);
+        let result = self
+            .order
+            .batch_order()
+            .app_key("app")
+            .body(batch)
+            .await
+            .expect("batchOrder");
+        result[0].license_order_id.clone()
+    }
+
+    /// Buys `license_type` assets with one product each (`uri`, `nodes` concurrent nodes).
+    pub async fn buy(
+        &self,
+        ent: &Enterprise,
+        license_type: &str,
+        nums: &[String],
+        uri: &str,
+        nodes: i32,
+    ) -> String {
+        self.order(new_buy(
+            ent,
+            license_type,
+            json!([{ "assetNos": nums, "products": [product(uri, nodes)] }]),
+        ))
+        .await
+    }
+
+    /// Adds one employee; returns its global id.
+    pub async fn add_member(&self, ent: &Enterprise, user_name: &str) -> String {
+        let result = self
+            .member
+            .add_members()
+            .enterprise_global_id(&ent.global_id)
+            .body(
+                licensing_sdk::member::types::AddMembersRequest::builder()
+                    .user_list(vec![new_member(user_name, "Secret-123", user_name)]),
+            )
+            .await
+            .expect("addMembers");
+        result.succeeded[0].global_id.clone()
+    }
+
+    /// The asset id of an asset number, from the member center's list.
+    pub async fn asset_id(&self, ent: &Enterprise, num: &str) -> String {
+        self.member
+            .list_asset_nums()
+            .enterprise_global_id(&ent.global_id)
+            .await
+            .expect("listAssetNums")
+            .into_iter()
+            .find(|a| a.asset_num == num)
+            .unwrap_or_else(|| panic!("asset {num} listed"))
+            .asset_id
+    }
+
+    /// Assigns asset numbers to an employee.
+    pub async fn assign(&self, member: &str, nums: &[String]) {
+        self.member
+            .configure_member_assets()
+            .member_global_id(member)
+            .body(
+                licensing_sdk::member::types::ConfigureAssetsRequest::builder()
+                    .delete_assets(Vec::<String>::new())
+                    .add_assets(nums.to_vec()),
+            )
+            .await
+            .expect("configureMemberAssets");
+    }
+}
+
+fn credentials(path: &str) -> reqwest::header::HeaderMap {
+    let mut headers = reqwest::header::HeaderMap::new();
+    if path.starts_with("/order/") {
+        headers.insert(
+            "authorization",
+            format!("Bearer {DEFAULT_APP_TOKEN}").parse().unwrap(),
+        );
+    } else {
+        headers.insert(
+            "authorization",
+            format!("Bearer {DEFAULT_CLIENT_TOKEN}").parse().unwrap(),
+        );
+        headers.insert("clienttoken", DEFAULT_CLIENT_TOKEN.parse().unwrap());
+        headers.insert("usertoken", DEFAULT_USER_TOKEN.parse().unwrap());
+    }
+    headers
+}
+
+async fn send(request: reqwest::RequestBuilder) -> Raw {
+    let response = request.send().await.expect("the simulator answers");
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    let body = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
+    };
+    Raw { status, body }
+}
+
+/// An enterprise set up by [`Env::enterprise`].
+#[derive(Clone, Debug)]
+pub struct Enterprise {
+    pub global_id: String,
+    /// The bound channel customer (not the default one).
+    pub customer_id: String,
+    pub channel_customer_id: String,
+    /// The industry administrator and the cloud employee created with it.
+    pub members: Vec<String>,
+}
+
+/// An employee to add.
+pub fn new_member(
+    user_name: &str,
+    password: &str,
+    name: &str,
+) -> licensing_sdk::member::types::NewMember {
+    licensing_sdk::member::types::NewMember::builder()
+        .user_name(user_name)
+        .password(password)
+        .name(name)
+        .try_into()
+        .expect("a valid employee")
+}
+
+/// A full product as a `new_buy` order carries it.
+pub fn product(uri: &str, nodes: i32) -> Value {
+    json!({
+        "crmProductId": format!("P-{uri}"),
+        "parentCrmProductId": "A-100",
+        "productUri": uri,
+        "productName": format!("Product {uri}"),
+        "gmsPid": uri,
+        "productType": "software",
+        "limitStartDate": 1_767_225_600_000_i64,
+        "limitEndDate": 1_798_761_600_000_i64,
+        "limitConcurrent": nodes,
+        "limitTimeDuration": 0,
+        "strictMatchWhenDelete": false,
+        "trial": 0,
+        "trialEndDate": 0,
+        "timeUnit": "year",
+        "timeUnitQuantity": 1,
+        "timeDurationExpression": "1-0-0",
+        "productFeatures": []
+    })
+}
+
+/// One order of a batch for the enterprise's bound customer.
+pub fn license_order(
+    ent: &Enterprise,
+    order_type: &str,
+    license_type: &str,
+    assets: Value,
+) -> Value {
+    json!({
+        "sequence": 1,
+        "customerId": ent.customer_id,
+        "crmCustomerId": "CRM-1",
+        "customerName": "Customer",
+        "channelCustomerId": ent.channel_customer_id,
+        "adminName": "Ada Admin",
+        "adminAccount": "ada",
+        "adminEmail": "ada@example.com",
+        "adminCellNumber": "13800000000",
+        "passwordMobile": "13800000000",
+        "address": "1 Main Street",
+        "customerType": "company",
+        "branchCode": "BR01",
+        "branchName": "North",
+        "enterpriseGlobalId": ent.global_id,
+        "licenseType": license_type,
+        "orderType": order_type,
+        "assets": assets
+    })
+}
+
+pub fn new_buy(ent: &Enterprise, license_type: &str, assets: Value) -> Value {
+    license_order(ent, "new_buy", license_type, assets)
+}
+
+/// A batch of orders, as the generated request type.
+pub fn batch(orders: Vec<Value>) -> ot::BatchOrderRequest {
+    serde_json::from_value(json!({
+        "channelCode": "CH01",
+        "channelOrderId": "CO-1",
+        "syncMode": "sync",
+        "orderList": orders
+    }))
+    .expect("a valid batch")
+}
