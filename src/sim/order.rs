@@ -23,10 +23,11 @@ use crate::{
 const MAX_ALLOCATION: u32 = 1000;
 /// Locks one disable or enable call may name.
 const MAX_LOCKS: usize = 1000;
-/// Orders in one batch.
-const MAX_ORDERS: usize = 100;
+/// Orders in one batch (the document shows no bound; large enough for 10,000-order
+/// batches, which the benchmarks send).
+const MAX_ORDERS: usize = 10_000;
 /// Product instances one batch may create (asset numbers × products).
-const MAX_PRODUCT_COPIES: usize = 10_000;
+const MAX_PRODUCT_COPIES: usize = 100_000;
 /// How deep packages may nest.
 const MAX_PACKAGE_DEPTH: usize = 8;
 
