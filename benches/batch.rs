@@ -1,7 +1,7 @@
 //! Scale of a batch order: `batchOrder` with 10, 1,000 and 10,000 orders (each with an
 //! asset, a product with a feature, and a package holding a nested package) through
 //! SDK → simulator → SDK, against the bare `serde_json` serialize + parse of the same
-//! payload. Time is the median of a few runs; peak memory is the client's heap growth
+//! payload. Time is the median of a few runs after a warm-up; peak memory is the client's heap growth
 //! during the call, counted by a global allocator. The simulator runs in its own process
 //! (`LICENSING_SIM_URL`, started by `cargo xtask bench`), so only the client is counted.
 //! Prints one JSON object.
@@ -38,7 +38,9 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOCATOR: Counting = Counting;
 
 const SIZES: [usize; 3] = [10, 1_000, 10_000];
-const RUNS: usize = 3;
+/// Measured runs per size, after one unmeasured warm-up run (first-touch page faults in
+/// both processes otherwise dominate the first large batch).
+const RUNS: usize = 5;
 
 fn product(crm: &str, parent: &str) -> o::Product {
     o::Product::builder()
@@ -73,7 +75,12 @@ fn product(crm: &str, parent: &str) -> o::Product {
         .unwrap()
 }
 
-fn package(crm: &str, parent: &str, num: &str, children: Option<Vec<o::Merchandise>>) -> o::Merchandise {
+fn package(
+    crm: &str,
+    parent: &str,
+    num: &str,
+    children: Option<Vec<o::Merchandise>>,
+) -> o::Merchandise {
     o::Merchandise::builder()
         .crm_product_id(crm)
         .parent_crm_product_id(parent)
@@ -87,7 +94,11 @@ fn package(crm: &str, parent: &str, num: &str, children: Option<Vec<o::Merchandi
         .unwrap()
 }
 
-fn request(customer: &o::EnterpriseCustomer, numbers: &[String], batch: usize) -> o::BatchOrderRequest {
+fn request(
+    customer: &o::EnterpriseCustomer,
+    numbers: &[String],
+    batch: usize,
+) -> o::BatchOrderRequest {
     let orders = numbers
         .iter()
         .enumerate()
@@ -116,7 +127,10 @@ fn request(customer: &o::EnterpriseCustomer, numbers: &[String], batch: usize) -
                 .assets(vec![
                     o::Asset::builder()
                         .asset_nos(vec![num.clone()])
-                        .products(vec![o::OrderProduct::Product(product(&format!("{a}-P"), &a))])
+                        .products(vec![o::OrderProduct::Product(product(
+                            &format!("{a}-P"),
+                            &a,
+                        ))])
                         .merchandises(vec![outer])
                         .try_into()
                         .unwrap(),
@@ -141,8 +155,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let url = std::env::var("LICENSING_SIM_URL")
-        .expect("LICENSING_SIM_URL: the address of a running licensing-sim (cargo xtask bench starts one)");
+    let url = std::env::var("LICENSING_SIM_URL").expect(
+        "LICENSING_SIM_URL: the address of a running licensing-sim (cargo xtask bench starts one)",
+    );
     let client = licensing_sdk::order::Client::builder(&url)
         .application_token("sim-app-token")
         .timeout(std::time::Duration::from_secs(300))
@@ -166,7 +181,7 @@ async fn main() {
     let mut batch = 0;
     for n in SIZES {
         let (mut bare, mut ours, mut peaks, mut payload) = (Vec::new(), Vec::new(), Vec::new(), 0);
-        for _ in 0..RUNS {
+        for run in 0..=RUNS {
             batch += 1;
             let mut numbers = Vec::with_capacity(n);
             while numbers.len() < n {
@@ -180,6 +195,16 @@ async fn main() {
             }
             let req = request(&customer, &numbers, batch);
 
+            if run == 0 {
+                let warm = client
+                    .batch_order()
+                    .app_key("bench")
+                    .body(req)
+                    .await
+                    .unwrap();
+                assert_eq!(warm.len(), n);
+                continue;
+            }
             let t = Instant::now();
             let bytes = serde_json::to_vec(&req).unwrap();
             let parsed: o::BatchOrderRequest = serde_json::from_slice(&bytes).unwrap();
@@ -191,12 +216,21 @@ async fn main() {
             let before = CURRENT.load(Ordering::Relaxed);
             PEAK.store(before, Ordering::Relaxed);
             let t = Instant::now();
-            let results = client.batch_order().app_key("bench").body(req).await.unwrap();
+            let results = client
+                .batch_order()
+                .app_key("bench")
+                .body(req)
+                .await
+                .unwrap();
             ours.push(t.elapsed().as_secs_f64() * 1e6);
             peaks.push((PEAK.load(Ordering::Relaxed) - before) as f64);
             assert_eq!(results.len(), n);
         }
-        eprintln!("{n} orders: bare {:.0} µs, sdk {:.0} µs", median(bare.clone()), median(ours.clone()));
+        eprintln!(
+            "{n} orders: bare {:.0} µs, sdk {:.0} µs",
+            median(bare.clone()),
+            median(ours.clone())
+        );
         sizes.push(serde_json::json!({
             "orders": n, "payload_bytes": payload,
             "bare_serde_us": median(bare), "sdk_round_trip_us": median(ours),

@@ -277,8 +277,8 @@ impl Call {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The body as a JSON object; the error says what is wrong with it.
-    pub fn object(&self) -> Result<Map<String, Value>, String> {
+    /// The raw JSON body, once its presence and media type are checked.
+    fn json(&self) -> Result<&Bytes, String> {
         let body = self.body.as_ref().map_err(Clone::clone)?;
         if body.is_empty() {
             return Err("the request body is required".to_string());
@@ -291,7 +291,12 @@ impl Call {
         if !json {
             return Err("Content-Type must be application/json".to_string());
         }
-        match serde_json::from_slice(body) {
+        Ok(body)
+    }
+
+    /// The body as a JSON object; the error says what is wrong with it.
+    pub fn object(&self) -> Result<Map<String, Value>, String> {
+        match serde_json::from_slice(self.json()?) {
             Ok(Value::Object(map)) => Ok(map),
             Ok(_) => Err("the request body must be a JSON object".to_string()),
             Err(e) => Err(format!("the request body is not valid JSON: {e}")),
@@ -300,6 +305,11 @@ impl Call {
 
     /// The body as a generated request type, checked as strictly as the spec's schema.
     pub fn body<T: DeserializeOwned>(&self) -> Result<T, String> {
+        // Straight into the typed request: one pass over large batches. Only a failure
+        // takes the slower way through `Value`, whose errors say what is wrong.
+        if let Ok(typed) = serde_json::from_slice(self.json()?) {
+            return Ok(typed);
+        }
         let object = self.object()?;
         serde_json::from_value(Value::Object(object)).map_err(|e| e.to_string())
     }

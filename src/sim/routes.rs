@@ -22,6 +22,9 @@ use crate::{member::types as m, order::types as o};
 type Handler<R> = fn(&Shared, &Call) -> Result<<R as Reply>::Data, Failure>;
 
 /// A route whose handler's result becomes the generated envelope `R`.
+/// Largest request body accepted.
+const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
+
 fn route<R>(filter: MethodFilter, handler: Handler<R>) -> MethodRouter<Arc<Shared>>
 where
     R: Reply + 'static,
@@ -69,6 +72,8 @@ macro_rules! operations {
             router
                 // `route_layer`: a wrong method still gets 405, an unknown path 404.
                 .route_layer(middleware::from_fn_with_state(Arc::clone(&shared), http::gate))
+                // The documents show no payload bound; a 10,000-order batch is ~40 MB.
+                .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
                 .with_state(shared)
         }
     };
