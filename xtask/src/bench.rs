@@ -36,9 +36,31 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
     let mut report = Report::default();
 
     step("building release binaries (licensing-sim, xtask, benches)");
-    cargo(root, &["build", "--release", "--features", "simulator", "--bin", "licensing-sim"])?;
+    cargo(
+        root,
+        &[
+            "build",
+            "--release",
+            "--features",
+            "simulator",
+            "--bin",
+            "licensing-sim",
+        ],
+    )?;
     cargo(root, &["build", "--release", "-p", "xtask"])?;
-    cargo(root, &["bench", "--no-run", "--features", "simulator", "--bench", "overhead", "--bench", "batch"])?;
+    cargo(
+        root,
+        &[
+            "bench",
+            "--no-run",
+            "--features",
+            "simulator",
+            "--bench",
+            "overhead",
+            "--bench",
+            "batch",
+        ],
+    )?;
 
     step("1. SDK call overhead");
     let overhead = bench_json(root, "overhead", &[])?;
@@ -82,9 +104,16 @@ fn cargo(root: &Path, args: &[&str]) -> Result<()> {
 /// Runs a `harness = false` bench that prints one JSON object on its last stdout line.
 fn bench_json(root: &Path, name: &str, env: &[(&str, String)]) -> Result<Value> {
     let mut cmd = Command::new(env!("CARGO"));
-    cmd.args(["bench", "--quiet", "--features", "simulator", "--bench", name])
-        .current_dir(root)
-        .stderr(Stdio::inherit());
+    cmd.args([
+        "bench",
+        "--quiet",
+        "--features",
+        "simulator",
+        "--bench",
+        name,
+    ])
+    .current_dir(root)
+    .stderr(Stdio::inherit());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -93,7 +122,10 @@ fn bench_json(root: &Path, name: &str, env: &[(&str, String)]) -> Result<Value> 
         bail!("cargo bench --bench {name} failed");
     }
     let stdout = String::from_utf8(out.stdout)?;
-    let line = stdout.lines().rfind(|l| l.starts_with('{')).context("bench printed no JSON")?;
+    let line = stdout
+        .lines()
+        .rfind(|l| l.starts_with('{'))
+        .context("bench printed no JSON")?;
     Ok(serde_json::from_str(line)?)
 }
 
@@ -154,7 +186,10 @@ impl Server {
             .spawn()
             .context("starting the bare server")?;
         wait_for_port(port, &mut child, "bare server")?;
-        Ok(Self { child, url: format!("http://127.0.0.1:{port}") })
+        Ok(Self {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        })
     }
 
     fn prism(root: &Path) -> Result<Self> {
@@ -174,14 +209,24 @@ impl Server {
         }
         let port = free_port()?;
         let mut child = Command::new(bin)
-            .args(["mock", "spec/order.yaml", "--host", "127.0.0.1", "--port", &port.to_string()])
+            .args([
+                "mock",
+                "spec/order.yaml",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+            ])
             .current_dir(root)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .context("starting prism")?;
         wait_for_port(port, &mut child, "prism")?;
-        Ok(Self { child, url: format!("http://127.0.0.1:{port}") })
+        Ok(Self {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        })
     }
 }
 
@@ -199,15 +244,26 @@ fn load(root: &Path, url: &str, endpoint: Endpoint, seconds: u64) -> Result<Valu
         Endpoint::Write => ("POST", SHELLNUMS, Some(r#"{"size":1}"#)),
     };
     let mut cmd = Command::new(root.join("target/release/xtask"));
-    cmd.args(["load", "--method", method, "--seconds", &seconds.to_string(), "--concurrency", "16"])
-        .arg("--url")
-        .arg(format!("{url}{path}"))
-        .args(["--header", &format!("authorization: Bearer {APP_TOKEN}")])
-        .args(["--header", "content-type: application/json"]);
+    cmd.args([
+        "load",
+        "--method",
+        method,
+        "--seconds",
+        &seconds.to_string(),
+        "--concurrency",
+        "16",
+    ])
+    .arg("--url")
+    .arg(format!("{url}{path}"))
+    .args(["--header", &format!("authorization: Bearer {APP_TOKEN}")])
+    .args(["--header", "content-type: application/json"]);
     if let Some(body) = body {
         cmd.args(["--body", body]);
     }
-    let out = cmd.stderr(Stdio::inherit()).output().context("running the load generator")?;
+    let out = cmd
+        .stderr(Stdio::inherit())
+        .output()
+        .context("running the load generator")?;
     if !out.status.success() {
         bail!("load generator failed");
     }
@@ -218,7 +274,10 @@ fn throughput(root: &Path, options: &Options, report: &mut Report) -> Result<()>
     let seconds = if options.quick { 2 } else { 8 };
     let mut results = serde_json::Map::new();
     for (name, start) in [
-        ("licensing-sim", Server::licensing_sim as fn(&Path) -> Result<Server>),
+        (
+            "licensing-sim",
+            Server::licensing_sim as fn(&Path) -> Result<Server>,
+        ),
         ("prism", Server::prism),
         ("bare hyper", Server::bare),
     ] {
@@ -249,7 +308,10 @@ fn bind_customer(url: &str) -> Result<()> {
         .args(["-H", &format!("authorization: Bearer {APP_TOKEN}")])
         .arg("-d")
         .arg(body.to_string())
-        .arg(format!("{url}/order/api/order/v1/enterprise/user/bind?g_nonce=bench-setup-{}", std::process::id()))
+        .arg(format!(
+            "{url}/order/api/order/v1/enterprise/user/bind?g_nonce=bench-setup-{}",
+            std::process::id()
+        ))
         .output()
         .context("running curl to set up the simulator")?;
     let reply: Value = serde_json::from_slice(&out.stdout).context("bind reply")?;
@@ -315,7 +377,12 @@ fn chart(root: &Path, batch: &Value) -> Result<()> {
     let rows = batch["sizes"].as_array().context("batch sizes")?;
     let points = |key: &str| -> Vec<(f64, f64)> {
         rows.iter()
-            .map(|r| (r["orders"].as_f64().unwrap_or(0.0), r[key].as_f64().unwrap_or(0.0) / 1000.0))
+            .map(|r| {
+                (
+                    r["orders"].as_f64().unwrap_or(0.0),
+                    r[key].as_f64().unwrap_or(0.0) / 1000.0,
+                )
+            })
             .collect()
     };
     let (ours, bare) = (points("sdk_round_trip_us"), points("bare_serde_us"));
@@ -329,20 +396,32 @@ fn chart(root: &Path, batch: &Value) -> Result<()> {
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d((1.0..max_x * 1.5).log_scale(), (0.001..max_y * 1.5).log_scale())?;
+        .build_cartesian_2d(
+            (1.0..max_x * 1.5).log_scale(),
+            (0.001..max_y * 1.5).log_scale(),
+        )?;
     chart
         .configure_mesh()
         .x_desc("orders in the batch")
         .y_desc("milliseconds (log)")
         .draw()?;
-    for (label, data, color) in [("SDK → simulator → SDK", &ours, RED), ("bare serde_json serialize + parse", &bare, BLUE)] {
+    for (label, data, color) in [
+        ("SDK → simulator → SDK", &ours, RED),
+        ("bare serde_json serialize + parse", &bare, BLUE),
+    ] {
         chart
             .draw_series(LineSeries::new(data.iter().copied(), color.stroke_width(2)))?
             .label(label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
         chart.draw_series(data.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
     }
-    chart.configure_series_labels().border_style(BLACK).background_style(WHITE).draw()?;
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw()?;
     area.present()?;
     Ok(())
 }
@@ -364,16 +443,39 @@ fn verdict(ok: bool) -> &'static str {
 }
 
 impl Report {
-    fn row(&mut self, what: String, baseline: String, ours: String, ratio: String, target: String, command: &str) {
-        self.rows.push([what, baseline, ours, ratio, target, format!("`{command}`")]);
+    fn row(
+        &mut self,
+        what: String,
+        baseline: String,
+        ours: String,
+        ratio: String,
+        target: String,
+        command: &str,
+    ) {
+        self.rows
+            .push([what, baseline, ours, ratio, target, format!("`{command}`")]);
     }
 
     fn overhead(&mut self, o: &Value) {
-        for (key, label) in [("get_list", "GET with a list reply (queryEnterprise, 20 items)"), ("post_body", "POST with a body (bindEnterprise)")] {
+        for (key, label) in [
+            (
+                "get_list",
+                "GET with a list reply (queryEnterprise, 20 items)",
+            ),
+            ("post_body", "POST with a body (bindEnterprise)"),
+        ] {
             let r = &o[key];
             for (stat, name) in [("median", "median"), ("p99", "p99")] {
-                let (hand, sdk, ratio) = (f(&r[format!("hand_{stat}_us")]), f(&r[format!("sdk_{stat}_us")]), f(&r[format!("ratio_{stat}")]));
-                let target = if stat == "median" { format!("≤ 1.05: {}", verdict(ratio <= 1.05)) } else { "—".into() };
+                let (hand, sdk, ratio) = (
+                    f(&r[format!("hand_{stat}_us")]),
+                    f(&r[format!("sdk_{stat}_us")]),
+                    f(&r[format!("ratio_{stat}")]),
+                );
+                let target = if stat == "median" {
+                    format!("≤ 1.05: {}", verdict(ratio <= 1.05))
+                } else {
+                    "—".into()
+                };
                 self.row(
                     format!("SDK overhead, {label}, {name} per call"),
                     format!("{hand:.1} µs (hand-written)"),
@@ -387,14 +489,20 @@ impl Report {
     }
 
     fn throughput(&mut self, t: &Value, seconds: u64) {
-        for (label, what) in [("read", "read `enterprise/user/query`"), ("write", "write `shellnums`")] {
+        for (label, what) in [
+            ("read", "read `enterprise/user/query`"),
+            ("write", "write `shellnums`"),
+        ] {
             let sim = &t[format!("licensing-sim/{label}")];
             let prism = &t[format!("prism/{label}")];
             let bare = &t[format!("bare hyper/{label}")];
             let (s, p, b) = (f(&sim["rps"]), f(&prism["rps"]), f(&bare["rps"]));
             self.row(
                 format!("simulator throughput, {what}, vs Prism"),
-                format!("{p:.0} req/s, p99 {:.2} ms (Prism)", f(&prism["p99_us"]) / 1000.0),
+                format!(
+                    "{p:.0} req/s, p99 {:.2} ms (Prism)",
+                    f(&prism["p99_us"]) / 1000.0
+                ),
                 format!("{s:.0} req/s, p99 {:.2} ms", f(&sim["p99_us"]) / 1000.0),
                 format!("{:.1}×", s / p),
                 format!("≥ 20×: {}", verdict(s / p >= 20.0)),
@@ -402,15 +510,25 @@ impl Report {
             );
             self.row(
                 format!("simulator throughput, {what}, vs bare hyper"),
-                format!("{b:.0} req/s, p99 {:.2} ms (fixed body)", f(&bare["p99_us"]) / 1000.0),
+                format!(
+                    "{b:.0} req/s, p99 {:.2} ms (fixed body)",
+                    f(&bare["p99_us"]) / 1000.0
+                ),
                 format!("{s:.0} req/s"),
                 format!("{:.0}%", 100.0 * s / b),
                 format!("≥ 50%: {}", verdict(s / b >= 0.5)),
                 "cargo xtask bench",
             );
-            for (name, r) in [("licensing-sim", sim), ("prism", prism), ("bare hyper", bare)] {
+            for (name, r) in [
+                ("licensing-sim", sim),
+                ("prism", prism),
+                ("bare hyper", bare),
+            ] {
                 if f(&r["errors"]) > 0.0 {
-                    self.notes.push(format!("{name} {label}: {} of {} responses were not HTTP 200/299", r["errors"], r["requests"]));
+                    self.notes.push(format!(
+                        "{name} {label}: {} of {} responses were not HTTP 200/299",
+                        r["errors"], r["requests"]
+                    ));
                 }
             }
         }
@@ -427,7 +545,10 @@ impl Report {
             let payload = f(&r["payload_bytes"]);
             let peak = f(&r["sdk_peak_bytes"]);
             self.row(
-                format!("batchOrder, {n:.0} orders ({:.1} KiB payload), time", payload / 1024.0),
+                format!(
+                    "batchOrder, {n:.0} orders ({:.1} KiB payload), time",
+                    payload / 1024.0
+                ),
                 format!("{:.2} ms (serialize + parse)", bare / 1000.0),
                 format!("{:.2} ms (SDK → sim → SDK)", ours / 1000.0),
                 format!("{:.2}×", ours / bare),
@@ -506,7 +627,10 @@ impl Report {
         for r in &self.rows {
             let _ = writeln!(s, "| {} |", r.join(" | "));
         }
-        let _ = writeln!(s, "\n![batch cost against order count](benches/batch-scale.svg)\n");
+        let _ = writeln!(
+            s,
+            "\n![batch cost against order count](benches/batch-scale.svg)\n"
+        );
         for n in &self.notes {
             let _ = writeln!(s, "- {n}");
         }

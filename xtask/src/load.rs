@@ -40,14 +40,23 @@ pub fn load(o: LoadOptions) -> Result<()> {
         let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
             .pool_max_idle_per_host(o.concurrency)
             .build_http();
-        let run = format!("{:x}{:x}", std::process::id(), Instant::now().elapsed().as_nanos());
+        let run = format!(
+            "{:x}{:x}",
+            std::process::id(),
+            Instant::now().elapsed().as_nanos()
+        );
         let counter = std::sync::Arc::new(AtomicU64::new(0));
         let deadline = Instant::now() + Duration::from_secs(o.seconds);
         let started = Instant::now();
         let mut tasks = Vec::new();
         for _ in 0..o.concurrency {
             let (client, counter, run) = (client.clone(), counter.clone(), run.clone());
-            let (url, method, body, headers) = (o.url.clone(), o.method.clone(), o.body.clone(), o.headers.clone());
+            let (url, method, body, headers) = (
+                o.url.clone(),
+                o.method.clone(),
+                o.body.clone(),
+                o.headers.clone(),
+            );
             tasks.push(tokio::spawn(async move {
                 let (mut latencies, mut errors) = (Vec::new(), 0u64);
                 while Instant::now() < deadline {
@@ -79,7 +88,11 @@ pub fn load(o: LoadOptions) -> Result<()> {
         }
         let elapsed = started.elapsed().as_secs_f64();
         all.sort_unstable();
-        let at = |q: f64| all.get(((all.len().max(1) - 1) as f64 * q) as usize).copied().unwrap_or(0);
+        let at = |q: f64| {
+            all.get(((all.len().max(1) - 1) as f64 * q) as usize)
+                .copied()
+                .unwrap_or(0)
+        };
         anyhow::Ok(serde_json::json!({
             "requests": all.len(), "errors": errors, "rps": all.len() as f64 / elapsed,
             "p50_us": at(0.5), "p99_us": at(0.99),
@@ -94,7 +107,9 @@ pub fn bare_server(port: u16) -> Result<()> {
     let body = Bytes::from_static(
         br#"{"code":0,"message":"success","data":[{"customerId":"C100001","channelCode":"CH01","channelCustomerId":"CC-42","enterpriseGlobalId":"EG-7f3a","enterpriseName":"Acme Robotics","isDefault":true}]}"#,
     );
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))
             .await

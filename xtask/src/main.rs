@@ -90,13 +90,33 @@ fn main() -> ExitCode {
         Command::ExportSchemas { check: false } => export::write(&root).map(|()| true),
         Command::ExportSchemas { check: true } => export::check(&root),
         Command::ExportSamples { dir } => samples::export(&root, &dir).map(|()| true),
-        Command::Bench { quick, skip_clean_build } => {
-            bench::run(&root, &bench::Options { quick, skip_clean_build }).map(|()| true)
-        }
-        Command::Load { url, method, body, headers, concurrency, seconds } => {
-            load::load(load::LoadOptions { url, method, body, headers, concurrency, seconds })
-                .map(|()| true)
-        }
+        Command::Bench {
+            quick,
+            skip_clean_build,
+        } => bench::run(
+            &root,
+            &bench::Options {
+                quick,
+                skip_clean_build,
+            },
+        )
+        .map(|()| true),
+        Command::Load {
+            url,
+            method,
+            body,
+            headers,
+            concurrency,
+            seconds,
+        } => load::load(load::LoadOptions {
+            url,
+            method,
+            body,
+            headers,
+            concurrency,
+            seconds,
+        })
+        .map(|()| true),
         Command::BareServer { port } => load::bare_server(port).map(|()| true),
     };
     match outcome {
