@@ -303,18 +303,12 @@ fn bind_customer(url: &str) -> Result<()> {
         "channelCode": "CH01", "channelCustomerId": "CC-42", "customerName": "Acme Robotics",
         "branchName": "North", "enterpriseName": "Acme Robotics", "passwordMobile": "13800000000"
     });
-    let out = Command::new("curl")
-        .args(["-sS", "-X", "POST", "-H", "content-type: application/json"])
-        .args(["-H", &format!("authorization: Bearer {APP_TOKEN}")])
-        .arg("-d")
-        .arg(body.to_string())
-        .arg(format!(
-            "{url}/order/api/order/v1/enterprise/user/bind?g_nonce=bench-setup-{}",
-            std::process::id()
-        ))
-        .output()
-        .context("running curl to set up the simulator")?;
-    let reply: Value = serde_json::from_slice(&out.stdout).context("bind reply")?;
+    let url = format!(
+        "{url}/order/api/order/v1/enterprise/user/bind?g_nonce=bench-setup-{}",
+        std::process::id()
+    );
+    let auth = format!("Bearer {APP_TOKEN}");
+    let reply = crate::load::post_json(&url, &[("authorization", &auth)], &body)?;
     if reply["code"] != 0 {
         bail!("could not bind the benchmark customer: {reply}");
     }

@@ -102,6 +102,29 @@ pub fn load(o: LoadOptions) -> Result<()> {
     Ok(())
 }
 
+/// One JSON request (set-up calls of the benchmark); the reply body as JSON.
+pub fn post_json(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &serde_json::Value,
+) -> Result<serde_json::Value> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+        let mut req = Request::post(url).header("content-type", "application/json");
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let response = client
+            .request(req.body(Full::new(Bytes::from(body.to_string())))?)
+            .await?;
+        let bytes = response.into_body().collect().await?.to_bytes();
+        Ok(serde_json::from_slice(&bytes)?)
+    })
+}
+
 /// A server that answers every request with the same JSON body and nothing else.
 pub fn bare_server(port: u16) -> Result<()> {
     let body = Bytes::from_static(
