@@ -47,7 +47,7 @@ fn main() {
     }
     write(&out_dir, "enums", enums.generate());
     for (name, file, spec) in specs {
-        let code = generate(name, spec, &enums).unwrap_or_else(|e| fail(file, &e));
+        let code = generate(spec, &enums).unwrap_or_else(|e| fail(file, &e));
         write(&out_dir, name, code);
     }
     // Read by `cargo xtask bench` to report generation time without timing a whole build.
@@ -76,7 +76,7 @@ fn load(file: &str) -> Result<OpenAPI, String> {
     serde_norway::from_str(&text).map_err(|e| format!("not a valid OpenAPI 3.0 document: {e}"))
 }
 
-fn generate(service: &str, mut spec: OpenAPI, enums: &EnumSet) -> Result<TokenStream, String> {
+fn generate(mut spec: OpenAPI, enums: &EnumSet) -> Result<TokenStream, String> {
     let ops = operations(&spec)?;
     strip_nonce(&mut spec)?;
     strip_reply_constraints(&mut spec)?;
@@ -107,7 +107,7 @@ fn generate(service: &str, mut spec: OpenAPI, enums: &EnumSet) -> Result<TokenSt
         .collect();
     let builder_glue = ops
         .iter()
-        .map(|op| op.builder_glue(service))
+        .map(Op::builder_glue)
         .collect::<Result<Vec<_>, _>>()?;
     let envelopes = ops
         .iter()
@@ -269,7 +269,7 @@ fn pagination(spec: &OpenAPI, id: &str, reply: &str, p: &Value) -> Result<Pagina
 }
 
 impl Op {
-    fn builder_glue(&self, service: &str) -> Result<TokenStream, String> {
+    fn builder_glue(&self) -> Result<TokenStream, String> {
         let Op {
             id,
             builder,
@@ -278,7 +278,6 @@ impl Op {
             ..
         } = self;
         let reply = format_ident!("{reply}");
-        let service = format_ident!("{}", pascal(service));
         let mut out = quote! {
             impl<'a> ::std::future::IntoFuture for #builder<'a> {
                 type Output = ::std::result::Result<
@@ -294,7 +293,6 @@ impl Op {
                 fn into_future(self) -> Self::IntoFuture {
                     const OPERATION: crate::runtime::Operation = crate::runtime::Operation {
                         id: #id,
-                        service: crate::runtime::Service::#service,
                         idempotent: #idempotent,
                     };
                     ::std::boxed::Box::pin(crate::runtime::call(

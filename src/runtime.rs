@@ -20,22 +20,11 @@ use crate::{
 /// The future an operation's builder turns into when awaited.
 pub type CallFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'a>>;
 
-/// Which of the two services an operation belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Service {
-    /// The order service.
-    Order,
-    /// The member center.
-    Member,
-}
-
 /// Facts about an operation, taken from the spec by `build.rs`.
 #[derive(Debug)]
 pub struct Operation {
     /// The spec's `operationId`.
     pub id: &'static str,
-    /// The service it belongs to.
-    pub service: Service,
     /// Whether a repeat cannot apply twice (the spec's `x-idempotent`).
     pub idempotent: bool,
 }
