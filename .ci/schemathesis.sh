@@ -31,7 +31,9 @@ if [[ "$("$VENV/bin/schemathesis" --version 2>/dev/null || true)" != *"version $
 fi
 
 # --- the simulator, on a free port ---------------------------------------------------------
-cargo build --quiet --features simulator --bin licensing-sim || fail "cannot build licensing-sim"
+cargo build --quiet --locked -p licensing-sim --bin licensing-sim || fail "cannot build licensing-sim"
+# Wherever cargo puts its output (CARGO_TARGET_DIR included).
+target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 mkdir -p "$WORK"
 sim_pid=
 cleanup() {
@@ -43,7 +45,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-target/debug/licensing-sim --addr 127.0.0.1:0 >"$WORK/sim.out" 2>"$WORK/sim.log" &
+"$target_dir/debug/licensing-sim" --addr 127.0.0.1:0 >"$WORK/sim.out" 2>"$WORK/sim.log" &
 sim_pid=$!
 
 url=

@@ -3,7 +3,7 @@
 //! business error.
 //!
 //! ```sh
-//! cargo run --example quickstart --features simulator
+//! cargo run --example quickstart
 //! ```
 
 use std::{error::Error as StdError, num::NonZeroU32};
@@ -11,8 +11,9 @@ use std::{error::Error as StdError, num::NonZeroU32};
 use futures_util::TryStreamExt as _;
 use licensing_sdk::{
     CustomerType, Error, ErrorCode, LicenseType, OrderType, SyncMode, Trial, member,
-    member::types as mt, order, order::types as ot, sim,
+    member::types as mt, order, order::types as ot,
 };
+use licensing_sim as sim;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn StdError>> {

@@ -24,10 +24,9 @@ mod enums {
 pub mod auth;
 mod config;
 mod error;
+pub mod operations;
 pub mod retry;
 pub mod runtime;
-#[cfg(feature = "simulator")]
-pub mod sim;
 pub mod validate;
 
 pub use auth::{StaticToken, TokenProvider};

@@ -20,14 +20,7 @@ use crate::{
 /// The future an operation's builder turns into when awaited.
 pub type CallFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'a>>;
 
-/// Facts about an operation, taken from the spec by `build.rs`.
-#[derive(Debug)]
-pub struct Operation {
-    /// The spec's `operationId`.
-    pub id: &'static str,
-    /// Whether a repeat cannot apply twice (the spec's `x-idempotent`).
-    pub idempotent: bool,
-}
+pub use crate::operations::Operation;
 
 /// The business result code: integer `0` on success, a string code on error.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

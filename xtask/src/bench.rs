@@ -41,8 +41,8 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         &[
             "build",
             "--release",
-            "--features",
-            "simulator",
+            "-p",
+            "licensing-sim",
             "--bin",
             "licensing-sim",
         ],
@@ -51,14 +51,7 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
     cargo(
         root,
         &[
-            "bench",
-            "--no-run",
-            "--features",
-            "simulator",
-            "--bench",
-            "overhead",
-            "--bench",
-            "batch",
+            "bench", "--no-run", "--bench", "overhead", "--bench", "batch",
         ],
     )?;
 
@@ -104,16 +97,9 @@ fn cargo(root: &Path, args: &[&str]) -> Result<()> {
 /// Runs a `harness = false` bench that prints one JSON object on its last stdout line.
 fn bench_json(root: &Path, name: &str, env: &[(&str, String)]) -> Result<Value> {
     let mut cmd = Command::new(env!("CARGO"));
-    cmd.args([
-        "bench",
-        "--quiet",
-        "--features",
-        "simulator",
-        "--bench",
-        name,
-    ])
-    .current_dir(root)
-    .stderr(Stdio::inherit());
+    cmd.args(["bench", "--quiet", "--bench", name])
+        .current_dir(root)
+        .stderr(Stdio::inherit());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -476,7 +462,7 @@ impl Report {
                     format!("{sdk:.1} µs"),
                     format!("{ratio:.3}"),
                     target,
-                    "cargo bench --features simulator --bench overhead",
+                    "cargo bench --bench overhead",
                 );
             }
         }

@@ -14,7 +14,7 @@ use super::{
         Origin, ProductRecord, State, is_asset_number, is_mobile_number, now_ms,
     },
 };
-use crate::{
+use licensing_sdk::{
     DefaultCustomer, KeyChipType, LockStatus, OrderType, order::types as o,
     validate::is_cloud_license,
 };

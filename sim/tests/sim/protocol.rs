@@ -1,18 +1,12 @@
-#![cfg(feature = "simulator")]
 //! The protocol around every operation: the envelope and its HTTP statuses, credentials,
 //! `g_nonce` replay protection, fault injection, and the `licensing-sim` binary.
 
-mod sim_support;
-
 use std::time::{Duration, Instant};
 
-use licensing_sdk::{
-    ErrorCode, order,
-    order::types as ot,
-    sim::{FaultSettings, Simulator},
-};
+use crate::support::{code_of, start, start_with};
+use licensing_sdk::{ErrorCode, order, order::types as ot};
+use licensing_sim::{FaultSettings, Simulator};
 use serde_json::json;
-use sim_support::{code_of, start, start_with};
 
 const SHELLNUMS: &str = "/order/api/order/v1/shellnums";
 const ASSET_NUMS: &str = "/me/api/v1/enterprise/EG/asset/assetNums";

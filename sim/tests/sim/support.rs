@@ -1,16 +1,12 @@
 //! Shared set-up for the simulator tests: a running simulator, SDK clients for it, a raw
 //! HTTP helper for requests the SDK refuses to send, and fixtures (an enterprise, asset
 //! numbers, orders).
-#![allow(dead_code)]
 
 use std::num::NonZeroU32;
 
-use licensing_sdk::{
-    Error, ErrorCode, RetryPolicy, member, order,
-    order::types as ot,
-    sim::{
-        DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN, Simulator, SimulatorBuilder,
-    },
+use licensing_sdk::{Error, ErrorCode, RetryPolicy, member, order, order::types as ot};
+use licensing_sim::{
+    DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN, Simulator, SimulatorBuilder,
 };
 use serde_json::{Value, json};
 

@@ -11,11 +11,12 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use licensing_sdk::{order, sim::Simulator};
+//! use licensing_sdk::order;
+//! use licensing_sim::Simulator;
 //!
 //! let sim = Simulator::start().await?;
 //! let client = order::Client::builder(&sim.url())
-//!     .application_token(licensing_sdk::sim::DEFAULT_APP_TOKEN)
+//!     .application_token(licensing_sim::DEFAULT_APP_TOKEN)
 //!     .build()?;
 //! let numbers = client
 //!     .allocate_shell_nums()
@@ -120,7 +121,7 @@ impl Shared {
 ///
 /// ```no_run
 /// # async fn demo() -> std::io::Result<()> {
-/// use licensing_sdk::sim::{Region, Simulator};
+/// use licensing_sim::{Region, Simulator};
 ///
 /// let sim = Simulator::builder()
 ///     .region(Region::Singapore)

@@ -5,7 +5,7 @@ use std::{
     time::Duration,
 };
 
-use crate::ErrorCode;
+use licensing_sdk::ErrorCode;
 
 /// What the simulator does wrong on purpose.
 ///
@@ -43,7 +43,7 @@ impl FaultSettings {
     }
 }
 
-/// The fault settings of a running simulator; see [`crate::sim::Simulator::faults`].
+/// The fault settings of a running simulator; see [`crate::Simulator::faults`].
 #[derive(Debug, Default)]
 pub struct Faults(RwLock<FaultSettings>);
 

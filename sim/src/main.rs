@@ -8,7 +8,7 @@
 use std::{net::SocketAddr, process::ExitCode, time::Duration};
 
 use clap::Parser;
-use licensing_sdk::sim::{self, FaultSettings, Region, Simulator};
+use licensing_sim::{self as sim, FaultSettings, Region, Simulator};
 use tracing_subscriber::EnvFilter;
 
 /// A stateful, in-memory simulator of the licensing platform's order service and

@@ -5,7 +5,7 @@
 use std::{
     collections::{HashMap, HashSet, VecDeque},
     hash::{BuildHasher, RandomState},
-    sync::{Arc, PoisonError},
+    sync::PoisonError,
     time::{Duration, Instant},
 };
 
@@ -20,8 +20,10 @@ use axum::{
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value};
 
-use super::{Config, Shared, faults::Faults, routes::Op};
-use crate::{ErrorCode, ReplyCode, member::types as m, order::types as o};
+use super::{Config, Shared, faults::Faults, routes::Route};
+use licensing_sdk::{
+    ErrorCode, ReplyCode, member::types as m, operations, operations::Operation, order::types as o,
+};
 
 /// The status of every business exception.
 pub(crate) fn business_exception() -> StatusCode {
@@ -213,11 +215,11 @@ impl Reply for m::AddMembersReply {
 }
 
 /// HTTP 200 with the success envelope, or HTTP 299 with the error envelope.
-pub(crate) fn respond<R: Reply>(result: Result<R::Data, Failure>) -> Response {
+pub(crate) fn respond<R: Reply>(op: &Operation, result: Result<R::Data, Failure>) -> Response {
     match result {
         Ok(data) => (StatusCode::OK, Json(R::success(data))).into_response(),
         Err(failure) => {
-            tracing::debug!(code = %failure.code, cause = %failure.cause, "business exception");
+            tracing::debug!(operation = op.id, code = %failure.code, cause = %failure.cause, "business exception");
             (business_exception(), Json(R::failure(failure))).into_response()
         }
     }
@@ -322,6 +324,15 @@ pub(crate) enum Service {
     Member,
 }
 
+impl From<operations::Service> for Service {
+    fn from(service: operations::Service) -> Self {
+        match service {
+            operations::Service::Order => Service::Order,
+            operations::Service::Member => Service::Member,
+        }
+    }
+}
+
 impl Service {
     /// The code for a malformed or incomplete request: the order service documents
     /// `13004` for every validation failure, the member center only "parameter empty".
@@ -334,37 +345,36 @@ impl Service {
 }
 
 /// Runs before every handler: latency, credentials, `g_nonce`, injected faults.
-pub(crate) async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Response {
-    let Some(op) = Op::of(&req) else {
-        return next.run(req).await;
-    };
+pub(crate) async fn gate(State(route): State<Route>, req: Request, next: Next) -> Response {
+    let Route { shared, op, error } = route;
     let faults = shared.faults.get();
     if !faults.latency.is_zero() {
         tokio::time::sleep(faults.latency).await;
     }
     let (mut parts, body) = req.into_parts();
-    let service = op.service();
+    let service = Service::from(op.service);
     if Path::<HashMap<String, String>>::from_request_parts(&mut parts, &())
         .await
         .is_err()
     {
-        return op.error_response(service.invalid("a path parameter is not valid UTF-8"));
+        return error(op, service.invalid("a path parameter is not valid UTF-8"));
     }
     if let Err(failure) = authenticate(&shared.config, service, &parts.headers) {
-        return op.error_response(failure);
+        return error(op, failure);
     }
     let Ok(Query(query)) = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri) else {
-        return op.error_response(service.invalid("the query string cannot be decoded"));
+        return error(op, service.invalid("the query string cannot be decoded"));
     };
     if let Err(failure) = check_nonce(&shared, service, &query) {
-        return op.error_response(failure);
+        return error(op, failure);
     }
-    if let Some(code) = Faults::roll(&faults, op.user_center()) {
-        tracing::debug!(?op, %code, "injected fault");
-        return op.error_response(Failure::new(
-            code,
-            "injected by the simulator's fault settings",
-        ));
+    let user_center = op.documents(ErrorCode::UserCenterException.as_str());
+    if let Some(code) = Faults::roll(&faults, user_center) {
+        tracing::debug!(operation = op.id, %code, "injected fault");
+        return error(
+            op,
+            Failure::new(code, "injected by the simulator's fault settings"),
+        );
     }
     next.run(Request::from_parts(parts, body)).await
 }

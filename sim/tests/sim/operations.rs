@@ -1,20 +1,18 @@
-#![cfg(feature = "simulator")]
 //! End-to-end: every operation of both services through the SDK against the simulator,
 //! and the state rules they apply.
 
-mod sim_support;
-
 use std::collections::HashSet;
 
+use crate::support::{
+    Enterprise, Env, batch, code_of, license_order, new_buy, new_member, product, start,
+};
 use futures_util::TryStreamExt as _;
 use licensing_sdk::{
     DefaultCustomer, ErrorCode, LicenseType, LimitType, LockStatus, member::types as mt,
-    order::types as ot, sim::Region,
+    order::types as ot,
 };
+use licensing_sim::Region;
 use serde_json::json;
-use sim_support::{
-    Enterprise, Env, batch, code_of, license_order, new_buy, new_member, product, start,
-};
 
 async fn set_lock(env: &Env, nums: &[&str], disable: bool) -> Vec<(String, LockStatus)> {
     let body = ot::LockRequest::builder()

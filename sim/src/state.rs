@@ -9,7 +9,7 @@ use std::{
     time::{SystemTime, UNIX_EPOCH},
 };
 
-use crate::{LicenseType, OrderType, order::types as o};
+use licensing_sdk::{LicenseType, OrderType, order::types as o};
 
 /// Milliseconds since the Unix epoch: the unit the simulator uses for every `long` time
 /// field (the documents do not say).

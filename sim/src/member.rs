@@ -17,7 +17,7 @@ use super::{
         now_ms,
     },
 };
-use crate::{ErrorCode as E, LimitType, member::types as m};
+use licensing_sdk::{ErrorCode as E, LimitType, member::types as m};
 
 /// Employees per `addMembers` call.
 const MAX_MEMBERS_PER_CALL: usize = 100;

@@ -1,21 +1,14 @@
-#![cfg(feature = "simulator")]
 //! One test per documented error code (order service: 13004, 500; member center: all
 //! 33), each provoking the code from the simulator. Requests the SDK refuses to send
 //! (it validates client-side) go out as raw HTTP.
 
-mod sim_support;
-
-use licensing_sdk::{
-    Error, ErrorCode,
-    member::types as mt,
-    order::types as ot,
-    sim::{FaultSettings, Simulator},
-};
+use crate::support::{Enterprise, Env, code_of, new_buy, new_member, product, start, start_with};
+use licensing_sdk::{Error, ErrorCode, member::types as mt, order::types as ot};
+use licensing_sim::{FaultSettings, Simulator};
 use serde_json::json;
-use sim_support::{Enterprise, Env, code_of, new_buy, new_member, product, start, start_with};
 
 /// Adds one employee given as raw JSON; returns the reply.
-async fn add_raw(env: &Env, ent: &Enterprise, item: serde_json::Value) -> sim_support::Raw {
+async fn add_raw(env: &Env, ent: &Enterprise, item: serde_json::Value) -> crate::support::Raw {
     env.raw(
         "POST",
         &format!("/me/api/v1/enterprise/{}/member", ent.global_id),
@@ -25,7 +18,7 @@ async fn add_raw(env: &Env, ent: &Enterprise, item: serde_json::Value) -> sim_su
 }
 
 #[track_caller]
-fn assert_business(raw: &sim_support::Raw, code: &str) {
+fn assert_business(raw: &crate::support::Raw, code: &str) {
     assert_eq!(raw.status, 299, "{raw:?}");
     assert_eq!(raw.code(), code, "{raw:?}");
     assert!(
@@ -177,7 +170,7 @@ async fn code_60000_application_token_invalid() {
     let env = start().await;
     let wrong = licensing_sdk::member::Client::builder(&env.url())
         .client_token("stolen")
-        .user_token(licensing_sdk::sim::DEFAULT_USER_TOKEN)
+        .user_token(licensing_sim::DEFAULT_USER_TOKEN)
         .build()
         .unwrap();
     let result = wrong.list_asset_nums().enterprise_global_id("EG").await;
@@ -188,7 +181,7 @@ async fn code_60000_application_token_invalid() {
 async fn code_60005_user_token_invalid() {
     let env = start().await;
     let wrong = licensing_sdk::member::Client::builder(&env.url())
-        .client_token(licensing_sdk::sim::DEFAULT_CLIENT_TOKEN)
+        .client_token(licensing_sim::DEFAULT_CLIENT_TOKEN)
         .user_token("expired")
         .build()
         .unwrap();

@@ -1,0 +1,182 @@
+//! Per-operation glue added to progenitor's output: `IntoFuture` for each builder
+//! (envelope → `Result`, retries, driven by the operation's record in the table),
+//! `stream()` for operations with `x-pagination`, and an `Envelope` impl for each reply
+//! type.
+
+use openapiv3::OpenAPI;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::{
+    names::{screaming, snake},
+    spec::{Data, Op, Pagination},
+};
+
+/// The Rust type of an operation's `data`, relative to the client module.
+pub fn data_type(data: &Data) -> TokenStream {
+    match data {
+        Data::Unit => quote!(()),
+        Data::Named(name) => {
+            let name = format_ident!("{name}");
+            quote!(types::#name)
+        }
+        Data::List(name) => {
+            let name = format_ident!("{name}");
+            quote!(::std::vec::Vec<types::#name>)
+        }
+        Data::Strings => quote!(::std::vec::Vec<::std::string::String>),
+    }
+}
+
+/// `IntoFuture` (and `stream()` when paged) for the operation's builder; pushed into
+/// progenitor's `builder` module.
+pub fn builder(_service: &str, op: &Op) -> TokenStream {
+    let builder = format_ident!("{}", op.builder());
+    let reply = format_ident!("{}", op.reply);
+    let record = format_ident!("{}", screaming(&op.id));
+    let mut out = quote! {
+        impl<'a> ::std::future::IntoFuture for #builder<'a> {
+            type Output = ::std::result::Result<
+                <types::#reply as crate::runtime::Envelope>::Data,
+                crate::Error,
+            >;
+            type IntoFuture = crate::runtime::CallFuture<
+                'a,
+                <types::#reply as crate::runtime::Envelope>::Data,
+            >;
+            /// Sends the request (with retries per the client's policy) and turns the
+            /// reply envelope into `Result`.
+            fn into_future(self) -> Self::IntoFuture {
+                ::std::boxed::Box::pin(crate::runtime::call(
+                    &self.client.inner,
+                    &crate::operations::#record,
+                    self,
+                    Self::send,
+                ))
+            }
+        }
+    };
+    if let Some(Pagination {
+        page_param,
+        items,
+        item_type,
+        has_next,
+        ..
+    }) = &op.pagination
+    {
+        let page_param = format_ident!("{}", snake(page_param));
+        let items = format_ident!("{}", snake(items));
+        let item_type = format_ident!("{item_type}");
+        let has_next = format_ident!("{}", snake(has_next));
+        out.extend(quote! {
+            impl<'a> #builder<'a> {
+                /// Every item across all pages, fetched page by page from the page
+                /// number set on this builder (default 1) as the stream is consumed. An
+                /// invalid request yields one error item and sends nothing.
+                pub fn stream(
+                    self,
+                ) -> impl ::futures_core::Stream<
+                    Item = ::std::result::Result<types::#item_type, crate::Error>,
+                > + Unpin + 'a {
+                    // Unset means page 1; a rejected value is reported, not replaced.
+                    let first = match &self.#page_param {
+                        Ok(n) => Ok(n.get()),
+                        Err(e) if e.ends_with(" was not initialized") => Ok(1),
+                        Err(e) => Err(crate::Error::Validation(
+                            crate::ValidationError::from_builder_message(e),
+                        )),
+                    };
+                    crate::runtime::paginate(self, first, |builder, page| {
+                        let builder = builder.#page_param(page);
+                        async move {
+                            let data = builder.await?;
+                            Ok((data.#items, data.#has_next))
+                        }
+                    })
+                }
+            }
+        });
+    }
+    out
+}
+
+/// The `Envelope` impl of the operation's reply type; appended after the client module.
+pub fn envelope(_spec: &OpenAPI, op: &Op) -> Result<TokenStream, String> {
+    let reply = format_ident!("{}", op.reply);
+    let data_type = data_type(&op.data);
+    let take = match &op.data {
+        Data::Unit => quote!(Some(())),
+        Data::Named(_) => quote!(self.data),
+        // typify renders an optional array as a defaulted `Vec`.
+        Data::List(_) | Data::Strings => quote!(Some(self.data)),
+    };
+    let partial = op.partial_code.as_ref().map(|code| {
+        quote! {
+            const PARTIAL_CODE: ::std::option::Option<&'static str> = Some(#code);
+            fn partial(error: crate::ApiError, data: Self::Data) -> crate::Error {
+                crate::Error::PartialFailure {
+                    error,
+                    result: ::std::boxed::Box::new(data),
+                }
+            }
+        }
+    });
+    Ok(quote! {
+        impl crate::runtime::Envelope for types::#reply {
+            type Data = #data_type;
+            fn into_parts(self) -> crate::runtime::Parts<Self::Data> {
+                crate::runtime::Parts {
+                    code: self.code,
+                    message: self.message,
+                    cause: self.cause,
+                    data: #take,
+                }
+            }
+            #partial
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{load, operations, tests::fragment};
+
+    fn op(extra: &str) -> Op {
+        let spec = load(&fragment(&format!("      x-error-codes: []\n{extra}"), "")).unwrap();
+        operations(&spec).unwrap().remove(0)
+    }
+
+    #[test]
+    fn builders_are_driven_by_their_table_record() {
+        let glue = builder("order", &op("")).to_string();
+        assert!(glue.contains("IntoFuture for ListThings"), "{glue}");
+        assert!(
+            glue.contains("crate :: operations :: LIST_THINGS"),
+            "{glue}"
+        );
+        assert!(!glue.contains("fn stream"), "{glue}");
+    }
+
+    #[test]
+    fn paged_operations_get_a_stream() {
+        let glue = builder(
+            "order",
+            &op("      x-pagination: {pageParam: pageNum, sizeParam: pageSize, items: list, hasNext: hasNextPage}"),
+        )
+        .to_string();
+        assert!(glue.contains("pub fn stream"), "{glue}");
+        assert!(glue.contains("builder . page_num (page)"), "{glue}");
+        assert!(glue.contains("data . has_next_page"), "{glue}");
+        assert!(glue.contains("types :: Thing"), "{glue}");
+    }
+
+    #[test]
+    fn envelopes_carry_the_data_type() {
+        let spec = load(&fragment("", "")).unwrap();
+        let glue = envelope(&spec, &op("")).unwrap().to_string();
+        assert!(glue.contains("Envelope for types :: Reply"), "{glue}");
+        assert!(glue.contains("type Data = types :: Page"), "{glue}");
+        assert!(!glue.contains("PARTIAL_CODE"), "{glue}");
+    }
+}

@@ -1,0 +1,204 @@
+//! The build-time generator of `licensing-sdk`, run by its `build.rs`.
+//!
+//! spec (`spec/*.yaml`) → [`spec`] checks and operation facts → transforms ([`nonce`],
+//! [`reply_constraints`]) → progenitor (builder interface) → edits of its output
+//! ([`edits`]) → per-operation glue ([`glue`]) → the operation table ([`table`]) and the
+//! shared tolerant enums ([`enums`]) → prettyplease → `$OUT_DIR/{enums,order,member,
+//! operations}.rs`.
+//!
+//! Every step that changes progenitor's input or output counts what it changed and fails,
+//! naming the spec file and the operation, when the spec says it must have changed
+//! something and it did not: a progenitor release that reshapes its output stops the build
+//! instead of silently dropping a rule.
+
+pub mod edits;
+pub mod enums;
+pub mod glue;
+pub mod names;
+pub mod nonce;
+pub mod reply_constraints;
+pub mod spec;
+pub mod table;
+
+use std::{fmt, fs, path::Path, time::Instant};
+
+use openapiv3::OpenAPI;
+use proc_macro2::TokenStream;
+use progenitor::{GenerationSettings, Generator, HooksMode, InterfaceStyle, TagStyle, TypeImpl};
+use quote::{format_ident, quote};
+
+/// A generation failure: the spec file and a one-line description that names the
+/// operation or schema at fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    /// The spec file, as given to [`generate`].
+    pub file: String,
+    /// What is wrong, starting with the operation id or schema name where there is one.
+    pub message: String,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // One line, whatever the underlying parser printed: cargo shows it as the reason.
+        let message = self
+            .message
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        write!(f, "{}: {message}", self.file)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// One service: its module name in the SDK (`order`, `member`) and its spec.
+#[derive(Clone, Copy, Debug)]
+pub struct Service<'a> {
+    /// The Rust module the client is generated into.
+    pub name: &'a str,
+    /// The spec's path, used in error messages.
+    pub file: &'a str,
+    /// The spec's YAML text.
+    pub text: &'a str,
+}
+
+/// The generated files, formatted: `(file stem, Rust source)`.
+pub type Files = Vec<(String, String)>;
+
+/// Generates the SDK's code for every service: one client module per service, the shared
+/// enums and the operation table.
+pub fn generate(services: &[Service<'_>]) -> Result<Files, Error> {
+    let mut enums = enums::EnumSet::default();
+    let mut loaded = Vec::new();
+    for service in services {
+        let at = |message: String| Error {
+            file: service.file.to_string(),
+            message,
+        };
+        let spec = spec::load(service.text).map_err(at)?;
+        enums.collect(&spec).map_err(at)?;
+        let ops = spec::operations(&spec).map_err(at)?;
+        loaded.push((service, spec, ops));
+    }
+    let mut files = vec![("enums".to_string(), format("enums", enums.generate())?)];
+    let mut table = table::Table::default();
+    for (service, spec, ops) in loaded {
+        let at = |message: String| Error {
+            file: service.file.to_string(),
+            message,
+        };
+        let code = client(service.name, spec.clone(), &ops, &enums).map_err(at)?;
+        files.push((service.name.to_string(), format(service.name, code)?));
+        table.add(service.name, &spec, &ops).map_err(at)?;
+    }
+    files.push((
+        "operations".to_string(),
+        format("operations", table.generate())?,
+    ));
+    Ok(files)
+}
+
+/// Everything a `build.rs` does: reads the specs, generates, writes `$OUT_DIR`, tells cargo
+/// what to watch. On a spec or generator mistake it prints one `error:` line naming the file
+/// and the operation, and exits with status 1.
+pub fn build_script(services: &[(&str, &str)]) {
+    let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    let started = Instant::now();
+    let mut texts = Vec::new();
+    for (name, file) in services {
+        println!("cargo:rerun-if-changed={file}");
+        let text = fs::read_to_string(file).unwrap_or_else(|e| {
+            fail(&Error {
+                file: file.to_string(),
+                message: format!("cannot read: {e}"),
+            })
+        });
+        texts.push((*name, *file, text));
+    }
+    let services: Vec<_> = texts
+        .iter()
+        .map(|(name, file, text)| Service { name, file, text })
+        .collect();
+    let files = generate(&services).unwrap_or_else(|e| fail(&e));
+    for (name, code) in files {
+        fs::write(Path::new(&out_dir).join(format!("{name}.rs")), code)
+            .expect("OUT_DIR is writable");
+    }
+    // Read by `cargo xtask bench` to report generation time without timing a whole build.
+    fs::write(
+        Path::new(&out_dir).join("generation-ms.txt"),
+        started.elapsed().as_millis().to_string(),
+    )
+    .expect("OUT_DIR is writable");
+}
+
+fn fail(error: &Error) -> ! {
+    // A panic would bury the message in a backtrace; this names the file and stops.
+    eprintln!("error: {error}");
+    std::process::exit(1);
+}
+
+fn format(name: &str, tokens: TokenStream) -> Result<String, Error> {
+    let file: syn::File = syn::parse2(tokens).map_err(|e| Error {
+        file: format!("{name}.rs"),
+        message: format!("generated code does not parse: {e}"),
+    })?;
+    Ok(prettyplease::unparse(&file))
+}
+
+/// One service's client: progenitor's output, edited, plus the glue of every operation.
+fn client(
+    service: &str,
+    mut spec: OpenAPI,
+    ops: &[spec::Op],
+    enums: &enums::EnumSet,
+) -> Result<TokenStream, String> {
+    nonce::strip(&mut spec)?;
+    reply_constraints::strip(&mut spec)?;
+
+    let replaced: Vec<String> = enums
+        .names_in(&spec)
+        .into_iter()
+        .chain(["ReplyCode".to_string()])
+        .collect();
+    let mut settings = GenerationSettings::new();
+    settings
+        .with_interface(InterfaceStyle::Builder)
+        .with_tag(TagStyle::Merged)
+        .with_inner_type(quote!(crate::runtime::Runtime))
+        .with_hooks(HooksMode::Expected);
+    let impls = || [TypeImpl::Display, TypeImpl::FromStr].into_iter();
+    for name in &replaced {
+        settings.with_replacement(name, format!("crate::{name}"), impls());
+    }
+    let mut generator = Generator::new(&settings);
+    let tokens = generator
+        .generate_tokens(&spec)
+        .map_err(|e| format!("code generation failed: {e}"))?;
+    let mut file: syn::File =
+        syn::parse2(tokens).map_err(|e| format!("progenitor's output does not parse: {e}"))?;
+
+    let reexports: Vec<_> = replaced.iter().map(|n| format_ident!("{n}")).collect();
+    let builder_glue = ops
+        .iter()
+        .map(|op| glue::builder(service, op))
+        .collect::<Vec<_>>();
+    let envelopes = ops
+        .iter()
+        .map(|op| glue::envelope(&spec, op))
+        .collect::<Result<Vec<_>, _>>()?;
+    edits::apply(
+        &mut file,
+        ops,
+        &replaced,
+        syn::parse_quote! {
+            /// Enums shared by both services, tolerant of values added later.
+            pub use crate::{#(#reexports),*};
+        },
+        builder_glue,
+    )?;
+    Ok(quote! {
+        #file
+        #(#envelopes)*
+    })
+}
