@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use axum::{Router, routing::get, routing::post};
-use licensing_sdk::{DefaultCustomer, RetryPolicy, order};
+use licensing_sdk::{DefaultCustomer, RetryPolicy, operations, order};
 use serde::{Deserialize, Serialize};
 
 const WARMUP: usize = 300;
@@ -67,7 +67,7 @@ fn hand_nonce() -> String {
 
 async fn hand_query(http: &reqwest::Client, base: &str) -> Vec<Customer> {
     let reply: Envelope<Vec<Customer>> = http
-        .get(format!("{base}/order/api/order/v1/enterprise/user/query"))
+        .get(format!("{base}{}", operations::QUERY_ENTERPRISE.path))
         .query(&[
             ("channelCode", "CH01"),
             ("channelCustomerId", "CC-42"),
@@ -87,7 +87,7 @@ async fn hand_query(http: &reqwest::Client, base: &str) -> Vec<Customer> {
 
 async fn hand_bind(http: &reqwest::Client, base: &str) -> Customer {
     let reply: Envelope<Customer> = http
-        .post(format!("{base}/order/api/order/v1/enterprise/user/bind"))
+        .post(format!("{base}{}", operations::BIND_ENTERPRISE.path))
         .query(&[("g_nonce", &hand_nonce())])
         .bearer_auth(TOKEN)
         .json(&Bind {
@@ -148,14 +148,14 @@ async fn main() {
         .to_string();
     let app = Router::new()
         .route(
-            "/order/api/order/v1/enterprise/user/query",
+            operations::QUERY_ENTERPRISE.path,
             get(move || {
                 let body = list.clone();
                 async move { ([("content-type", "application/json")], body) }
             }),
         )
         .route(
-            "/order/api/order/v1/enterprise/user/bind",
+            operations::BIND_ENTERPRISE.path,
             post(move || {
                 let body = one.clone();
                 async move { ([("content-type", "application/json")], body) }

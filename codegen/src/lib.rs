@@ -87,9 +87,9 @@ pub fn generate(services: &[Service<'_>]) -> Result<Files, Error> {
             file: service.file.to_string(),
             message,
         };
-        let code = client(service.name, spec.clone(), &ops, &enums).map_err(at)?;
+        let code = client(spec, &ops, &enums).map_err(at)?;
         files.push((service.name.to_string(), format(service.name, code)?));
-        table.add(service.name, &spec, &ops).map_err(at)?;
+        table.add(service.name, &ops).map_err(at)?;
     }
     files.push((
         "operations".to_string(),
@@ -148,12 +148,17 @@ fn format(name: &str, tokens: TokenStream) -> Result<String, Error> {
 
 /// One service's client: progenitor's output, edited, plus the glue of every operation.
 fn client(
-    service: &str,
     mut spec: OpenAPI,
     ops: &[spec::Op],
     enums: &enums::EnumSet,
 ) -> Result<TokenStream, String> {
-    nonce::strip(&mut spec)?;
+    let stripped = nonce::strip(&mut spec)?;
+    if stripped != ops.len() {
+        return Err(format!(
+            "g_nonce was removed from {stripped} of {} operations",
+            ops.len()
+        ));
+    }
     reply_constraints::strip(&mut spec)?;
 
     let replaced: Vec<String> = enums
@@ -179,14 +184,8 @@ fn client(
         syn::parse2(tokens).map_err(|e| format!("progenitor's output does not parse: {e}"))?;
 
     let reexports: Vec<_> = replaced.iter().map(|n| format_ident!("{n}")).collect();
-    let builder_glue = ops
-        .iter()
-        .map(|op| glue::builder(service, op))
-        .collect::<Vec<_>>();
-    let envelopes = ops
-        .iter()
-        .map(|op| glue::envelope(&spec, op))
-        .collect::<Result<Vec<_>, _>>()?;
+    let builder_glue = ops.iter().map(glue::builder).collect::<Vec<_>>();
+    let envelopes = ops.iter().map(glue::envelope).collect::<Vec<_>>();
     edits::apply(
         &mut file,
         ops,

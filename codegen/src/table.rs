@@ -2,7 +2,6 @@
 //! macro that hands every operation to a callback (the simulator's router uses it). The
 //! runtime, the simulator and the tests read operation facts here and nowhere else.
 
-use openapiv3::OpenAPI;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -21,7 +20,7 @@ pub struct Table {
 
 impl Table {
     /// Adds one service's operations.
-    pub fn add(&mut self, service: &str, _spec: &OpenAPI, ops: &[Op]) -> Result<(), String> {
+    pub fn add(&mut self, service: &str, ops: &[Op]) -> Result<(), String> {
         let module = format_ident!("{service}");
         let variant = format_ident!("{}", pascal(service));
         for op in ops {
@@ -140,7 +139,7 @@ mod tests {
         let spec = load(&fragment("      x-error-codes: ['40000']", "")).unwrap();
         let ops = operations(&spec).unwrap();
         let mut table = Table::default();
-        table.add("order", &spec, &ops).unwrap();
+        table.add("order", &ops).unwrap();
         let code = table.generate().to_string();
         for expected in [
             "pub static LIST_THINGS : Operation",

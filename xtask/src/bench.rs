@@ -28,8 +28,11 @@ pub struct Options {
 }
 
 const APP_TOKEN: &str = "sim-app-token";
-const QUERY: &str = "/order/api/order/v1/enterprise/user/query?channelCode=CH01&channelCustomerId=CC-42&defaultCustomer=N&g_nonce={nonce}";
-const SHELLNUMS: &str = "/order/api/order/v1/shellnums?g_nonce={nonce}";
+/// The query string of the read load (`queryEnterprise`); the path comes from the spec.
+const QUERY_PARAMS: &str =
+    "channelCode=CH01&channelCustomerId=CC-42&defaultCustomer=N&g_nonce={nonce}";
+/// The query string of the write load (`allocateShellNums`).
+const SHELLNUMS_PARAMS: &str = "g_nonce={nonce}";
 
 pub fn run(root: &Path, options: &Options) -> Result<()> {
     let started = Instant::now();
@@ -225,10 +228,13 @@ enum Endpoint {
 }
 
 fn load(root: &Path, url: &str, endpoint: Endpoint, seconds: u64) -> Result<Value> {
-    let (method, path, body) = match endpoint {
-        Endpoint::Read => ("GET", QUERY, None),
-        Endpoint::Write => ("POST", SHELLNUMS, Some(r#"{"size":1}"#)),
+    let (id, params, body) = match endpoint {
+        Endpoint::Read => ("queryEnterprise", QUERY_PARAMS, None),
+        Endpoint::Write => ("allocateShellNums", SHELLNUMS_PARAMS, Some(r#"{"size":1}"#)),
     };
+    let (method, path) = crate::spec::operation(root, id)?;
+    let path = format!("{path}?{params}");
+    let (method, path) = (method.as_str(), path.as_str());
     let mut cmd = Command::new(root.join("target/release/xtask"));
     cmd.args([
         "load",

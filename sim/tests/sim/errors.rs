@@ -2,7 +2,9 @@
 //! 33), each provoking the code from the simulator. Requests the SDK refuses to send
 //! (it validates client-side) go out as raw HTTP.
 
-use crate::support::{Enterprise, Env, code_of, new_buy, new_member, product, start, start_with};
+use crate::support::{
+    Enterprise, Env, code_of, new_buy, new_member, path, product, start, start_with,
+};
 use licensing_sdk::{Error, ErrorCode, member::types as mt, order::types as ot};
 use licensing_sim::{FaultSettings, Simulator};
 use serde_json::json;
@@ -11,7 +13,7 @@ use serde_json::json;
 async fn add_raw(env: &Env, ent: &Enterprise, item: serde_json::Value) -> crate::support::Raw {
     env.raw(
         "POST",
-        &format!("/me/api/v1/enterprise/{}/member", ent.global_id),
+        &path("addMembers", &[&ent.global_id]),
         Some(json!({ "userList": [item] })),
     )
     .await
@@ -128,7 +130,7 @@ async fn code_13004_parameter_validation_failed() {
     let raw = env
         .raw(
             "POST",
-            "/order/api/order/v1/licenseOrder/batchOrder?appKey=app",
+            &format!("{}?appKey=app", path("batchOrder", &[])),
             Some(json!({ "channelCode": "CH01", "channelOrderId": "CO-1", "syncMode": "sync", "orderList": [order] })),
         )
         .await;
@@ -196,7 +198,7 @@ async fn code_70001_security_check_failed() {
     let raw = env
         .bare(
             "GET",
-            "/me/api/v1/enterprise/EG/asset/assetNums?g_nonce=n1",
+            &format!("{}?g_nonce=n1", path("listAssetNums", &["EG"])),
             &[
                 ("Authorization", "Bearer another-client-token"),
                 ("clientToken", "sim-client-token"),
@@ -266,7 +268,11 @@ async fn code_60002_user_not_found() {
 async fn code_40000_parameter_empty() {
     let env = start().await;
     let raw = env
-        .raw("GET", "/me/api/v1/enterprise/EG/members?pageSize=10", None)
+        .raw(
+            "GET",
+            &format!("{}?pageSize=10", path("listMembers", &["EG"])),
+            None,
+        )
         .await;
     assert_business(&raw, "40000");
     let result = lend(&env, "MG-1", "", &["A-1"]).await;
@@ -280,7 +286,7 @@ async fn code_40021_employee_list_empty() {
     let raw = env
         .raw(
             "POST",
-            &format!("/me/api/v1/enterprise/{}/member", ent.global_id),
+            &path("addMembers", &[&ent.global_id]),
             Some(json!({ "userList": [] })),
         )
         .await;
@@ -297,7 +303,7 @@ async fn code_60013_too_many_employees() {
     let raw = env
         .raw(
             "POST",
-            &format!("/me/api/v1/enterprise/{}/member", ent.global_id),
+            &path("addMembers", &[&ent.global_id]),
             Some(json!({ "userList": users })),
         )
         .await;

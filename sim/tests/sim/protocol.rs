@@ -3,29 +3,42 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{code_of, start, start_with};
+use crate::support::{code_of, path, start, start_with};
 use licensing_sdk::{ErrorCode, order, order::types as ot};
 use licensing_sim::{FaultSettings, Simulator};
 use serde_json::json;
 
-const SHELLNUMS: &str = "/order/api/order/v1/shellnums";
-const ASSET_NUMS: &str = "/me/api/v1/enterprise/EG/asset/assetNums";
 const APP: (&str, &str) = ("Authorization", "Bearer sim-app-token");
 const CLIENT: (&str, &str) = ("Authorization", "Bearer sim-client-token");
 const CLIENT_TOKEN: (&str, &str) = ("clientToken", "sim-client-token");
 const USER_TOKEN: (&str, &str) = ("userToken", "sim-user-token");
 
+/// An order-service operation with a body and no path parameters.
+fn shellnums() -> String {
+    path("allocateShellNums", &[])
+}
+
+/// A member-center operation without a body, for an enterprise that does not exist.
+fn asset_nums() -> String {
+    path("listAssetNums", &["EG"])
+}
+
 #[tokio::test]
 async fn success_is_http_200_with_code_0_and_errors_http_299_with_a_string_code() {
+    let shellnums = shellnums();
     let env = start().await;
-    let ok = env.raw("POST", SHELLNUMS, Some(json!({ "size": 2 }))).await;
+    let ok = env
+        .raw("POST", &shellnums, Some(json!({ "size": 2 })))
+        .await;
     assert_eq!(ok.status, 200);
     assert_eq!(ok.body["code"], json!(0), "an integer 0");
     assert_eq!(ok.body["message"], "success");
     assert_eq!(ok.body["data"], json!(["8000000001", "8000000002"]));
     assert!(ok.body.get("cause").is_none());
 
-    let err = env.raw("POST", SHELLNUMS, Some(json!({ "size": 0 }))).await;
+    let err = env
+        .raw("POST", &shellnums, Some(json!({ "size": 0 })))
+        .await;
     assert_eq!(err.status, 299);
     assert_eq!(err.body["code"], json!("13004"), "a string");
     assert!(
@@ -42,7 +55,7 @@ async fn success_is_http_200_with_code_0_and_errors_http_299_with_a_string_code(
     let raw = env
         .raw(
             "POST",
-            &format!("/me/api/v1/enterprise/member/{}/privileges", ent.members[0]),
+            &path("configureMemberAssets", &[&ent.members[0]]),
             Some(json!({ "deleteAssets": [], "addAssets": [] })),
         )
         .await;
@@ -51,25 +64,29 @@ async fn success_is_http_200_with_code_0_and_errors_http_299_with_a_string_code(
 
 #[tokio::test]
 async fn undocumented_methods_and_paths_are_left_to_http() {
+    let shellnums = shellnums();
     let env = start().await;
-    let wrong_method = env.raw("GET", SHELLNUMS, None).await;
+    let wrong_method = env.raw("GET", &shellnums, None).await;
     assert_eq!(wrong_method.status, 405);
-    let unknown = env.raw("GET", "/order/api/order/v1/nothing", None).await;
+    // A sibling of a declared path.
+    let (dir, _) = shellnums.rsplit_once('/').unwrap();
+    let unknown = env.raw("GET", &format!("{dir}/nothing"), None).await;
     assert_eq!(unknown.status, 404);
 }
 
 #[tokio::test]
 async fn order_service_requires_the_application_token() {
+    let shellnums = shellnums();
     let env = start().await;
     let body = Some(json!({ "size": 1 }));
     let missing = env
-        .bare("POST", &format!("{SHELLNUMS}?g_nonce=a"), &[], body.clone())
+        .bare("POST", &format!("{shellnums}?g_nonce=a"), &[], body.clone())
         .await;
     assert_eq!((missing.status, missing.code()), (299, "13004".to_string()));
     let wrong = env
         .bare(
             "POST",
-            &format!("{SHELLNUMS}?g_nonce=b"),
+            &format!("{shellnums}?g_nonce=b"),
             &[("Authorization", "Bearer nope")],
             body.clone(),
         )
@@ -78,14 +95,14 @@ async fn order_service_requires_the_application_token() {
     let not_bearer = env
         .bare(
             "POST",
-            &format!("{SHELLNUMS}?g_nonce=c"),
+            &format!("{shellnums}?g_nonce=c"),
             &[("Authorization", "sim-app-token")],
             body.clone(),
         )
         .await;
     assert_eq!(not_bearer.code(), "13004");
     let right = env
-        .bare("POST", &format!("{SHELLNUMS}?g_nonce=d"), &[APP], body)
+        .bare("POST", &format!("{shellnums}?g_nonce=d"), &[APP], body)
         .await;
     assert_eq!((right.status, right.code()), (200, "0".to_string()));
 
@@ -103,6 +120,7 @@ async fn order_service_requires_the_application_token() {
 
 #[tokio::test]
 async fn member_center_checks_all_three_credentials() {
+    let asset_nums = asset_nums();
     let env = start().await;
     let cases: [(&[(&str, &str)], &str); 6] = [
         (&[CLIENT_TOKEN, USER_TOKEN], "60000"),
@@ -117,7 +135,7 @@ async fn member_center_checks_all_three_credentials() {
     ];
     for (i, (headers, code)) in cases.into_iter().enumerate() {
         let raw = env
-            .bare("GET", &format!("{ASSET_NUMS}?g_nonce=n{i}"), headers, None)
+            .bare("GET", &format!("{asset_nums}?g_nonce=n{i}"), headers, None)
             .await;
         assert_eq!(
             (raw.status, raw.code()),
@@ -128,7 +146,7 @@ async fn member_center_checks_all_three_credentials() {
     let ok = env
         .bare(
             "GET",
-            &format!("{ASSET_NUMS}?g_nonce=ok"),
+            &format!("{asset_nums}?g_nonce=ok"),
             &[CLIENT, CLIENT_TOKEN, USER_TOKEN],
             None,
         )
@@ -142,12 +160,14 @@ async fn member_center_checks_all_three_credentials() {
 
 #[tokio::test]
 async fn a_missing_g_nonce_is_a_missing_parameter() {
+    let shellnums = shellnums();
+    let asset_nums = asset_nums();
     let env = start().await;
     for query in ["", "?g_nonce="] {
         let order = env
             .bare(
                 "POST",
-                &format!("{SHELLNUMS}{query}"),
+                &format!("{shellnums}{query}"),
                 &[APP],
                 Some(json!({ "size": 1 })),
             )
@@ -156,7 +176,7 @@ async fn a_missing_g_nonce_is_a_missing_parameter() {
         let member = env
             .bare(
                 "GET",
-                &format!("{ASSET_NUMS}{query}"),
+                &format!("{asset_nums}{query}"),
                 &[CLIENT, CLIENT_TOKEN, USER_TOKEN],
                 None,
             )
@@ -167,11 +187,13 @@ async fn a_missing_g_nonce_is_a_missing_parameter() {
 
 #[tokio::test]
 async fn a_replayed_g_nonce_is_refused() {
+    let shellnums = shellnums();
+    let asset_nums = asset_nums();
     let env = start().await;
     let order = || async {
         env.bare(
             "POST",
-            &format!("{SHELLNUMS}?g_nonce=once"),
+            &format!("{shellnums}?g_nonce=once"),
             &[APP],
             Some(json!({ "size": 1 })),
         )
@@ -190,7 +212,7 @@ async fn a_replayed_g_nonce_is_refused() {
     let member = || async {
         env.bare(
             "GET",
-            &format!("{ASSET_NUMS}?g_nonce=twice"),
+            &format!("{asset_nums}?g_nonce=twice"),
             &[CLIENT, CLIENT_TOKEN, USER_TOKEN],
             None,
         )
@@ -202,6 +224,7 @@ async fn a_replayed_g_nonce_is_refused() {
 
 #[tokio::test]
 async fn the_replay_window_is_bounded_in_time_and_count() {
+    let shellnums = shellnums();
     let env = start_with(
         Simulator::builder()
             .nonce_window(Duration::from_millis(100))
@@ -209,10 +232,11 @@ async fn the_replay_window_is_bounded_in_time_and_count() {
     )
     .await;
     let env = &env;
+    let shellnums = shellnums.as_str();
     let call = |nonce: &'static str| async move {
         env.bare(
             "POST",
-            &format!("{SHELLNUMS}?g_nonce={nonce}"),
+            &format!("{shellnums}?g_nonce={nonce}"),
             &[APP],
             Some(json!({ "size": 1 })),
         )

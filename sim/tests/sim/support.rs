@@ -4,7 +4,12 @@
 
 use std::num::NonZeroU32;
 
-use licensing_sdk::{Error, ErrorCode, RetryPolicy, member, order, order::types as ot};
+use licensing_sdk::{
+    Error, ErrorCode, RetryPolicy, member,
+    operations::{self, Service},
+    order,
+    order::types as ot,
+};
 use licensing_sim::{
     DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN, Simulator, SimulatorBuilder,
 };
@@ -43,6 +48,16 @@ pub async fn start_with(builder: SimulatorBuilder) -> Env {
         member,
         http: reqwest::Client::new(),
     }
+}
+
+/// The path of operation `id` with its path parameters filled in, in order: tests take
+/// paths from the generated table, so a path changed in the spec cannot leave a test
+/// calling the old one.
+#[track_caller]
+pub fn path(id: &str, values: &[&str]) -> String {
+    operations::find(id)
+        .unwrap_or_else(|| panic!("no operation {id:?} in the table"))
+        .path_with(values)
 }
 
 /// The business code of an SDK error.
@@ -244,20 +259,48 @@ impl Env {
     }
 }
 
+/// The service a request path belongs to: the one whose operations' paths start with the
+/// same segment, so that paths the table does not hold (the 404 tests) still get the
+/// credentials of the service they imitate.
+pub fn service_of(path: &str) -> Option<Service> {
+    let first = |p: &str| {
+        p.trim_start_matches('/')
+            .split(['/', '?'])
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut services = operations::ALL
+        .iter()
+        .filter(|op| first(op.path) == first(path))
+        .map(|op| op.service);
+    let service = services.next()?;
+    assert!(
+        services.all(|s| s == service),
+        "{path}: the first segment does not tell the service"
+    );
+    Some(service)
+}
+
+/// Valid credentials for the path's service; none for a path of no service.
 fn credentials(path: &str) -> reqwest::header::HeaderMap {
     let mut headers = reqwest::header::HeaderMap::new();
-    if path.starts_with("/order/") {
-        headers.insert(
-            "authorization",
-            format!("Bearer {DEFAULT_APP_TOKEN}").parse().unwrap(),
-        );
-    } else {
-        headers.insert(
-            "authorization",
-            format!("Bearer {DEFAULT_CLIENT_TOKEN}").parse().unwrap(),
-        );
-        headers.insert("clienttoken", DEFAULT_CLIENT_TOKEN.parse().unwrap());
-        headers.insert("usertoken", DEFAULT_USER_TOKEN.parse().unwrap());
+    match service_of(path) {
+        Some(Service::Order) => {
+            headers.insert(
+                "authorization",
+                format!("Bearer {DEFAULT_APP_TOKEN}").parse().unwrap(),
+            );
+        }
+        Some(Service::Member) => {
+            headers.insert(
+                "authorization",
+                format!("Bearer {DEFAULT_CLIENT_TOKEN}").parse().unwrap(),
+            );
+            headers.insert("clienttoken", DEFAULT_CLIENT_TOKEN.parse().unwrap());
+            headers.insert("usertoken", DEFAULT_USER_TOKEN.parse().unwrap());
+        }
+        None => {}
     }
     headers
 }

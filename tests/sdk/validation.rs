@@ -1,0 +1,448 @@
+//! Documented request rules are checked before anything is sent.
+//!
+//! Where the error surfaces depends on the rule:
+//! - pattern / length rules of a string (`userName`, `name`, `remark`) are checked by the
+//!   generated types while a typed value is built: `NewMember::builder()...try_into()`
+//!   fails with the types' `ConversionError`, before any SDK call can be made. Passed as
+//!   a *builder* to an operation's `.body(..)` (e.g. `editMember`), the same rule surfaces
+//!   when the operation is awaited, as `Error::Validation`.
+//! - `minimum: 1` of `size`, `pageNum`, `pageSize` (`NonZeroU32`): `Error::Validation`
+//!   when the operation is awaited.
+//! - item counts and cross-field rules (`userList` 1–100, cloud orders need
+//!   `srcLicenseOrderId`, products only empty in `delete_asset` orders): checked by the
+//!   SDK in `send()`, `Error::Validation` naming the wire path.
+//!
+//! Every test mounts a catch-all mock that expects no request (checked on `verify`).
+
+use crate::common::*;
+use futures_util::StreamExt as _;
+use licensing_sdk::{
+    Error, LicenseType, OrderType, ValidationError,
+    member::{self, types as mt},
+    order::{self, types as ot},
+};
+use wiremock::{Mock, MockServer, ResponseTemplate, matchers::any};
+
+/// A server that must receive nothing.
+async fn silent_server() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(200))
+        .expect(0)
+        .named("nothing may be sent")
+        .mount(&server)
+        .await;
+    server
+}
+
+fn validation<T: std::fmt::Debug>(result: Result<T, Error>) -> ValidationError {
+    match result {
+        Err(Error::Validation(e)) => e,
+        other => panic!("expected Error::Validation, got {other:?}"),
+    }
+}
+
+/// The error names `field` (the last segment of a dotted path, in the builder's or the
+/// wire's spelling) and a rule containing one of `rules`.
+fn assert_names(e: &ValidationError, fields: &[&str], rules: &[&str]) {
+    let last = e.field.rsplit('.').next().unwrap_or_default();
+    assert!(
+        fields.contains(&last),
+        "field {:?} should name one of {fields:?} (rule: {:?})",
+        e.field,
+        e.rule
+    );
+    assert!(
+        rules.iter().any(|r| e.rule.contains(r)),
+        "rule {:?} should mention one of {rules:?}",
+        e.rule
+    );
+    let shown = Error::Validation(e.clone()).to_string();
+    assert!(
+        shown.contains(&e.field) && shown.contains(&e.rule),
+        "{shown}"
+    );
+}
+
+fn new_member(user_name: &str) -> mt::builder::NewMember {
+    mt::NewMember::builder()
+        .user_name(user_name)
+        .password("Initial-Pass-1")
+        .name("Alice")
+}
+
+fn edit_body(user_name: &str, name: &str) -> mt::builder::EditMemberRequest {
+    mt::EditMemberRequest::builder()
+        .user_name(user_name)
+        .name(name)
+}
+
+async fn edit(client: &member::Client, body: mt::builder::EditMemberRequest) -> Result<(), Error> {
+    client
+        .edit_member()
+        .enterprise_global_id("EG-7f3a")
+        .member_global_id("MG-2")
+        .body(body)
+        .await
+}
+
+// ------------------------------------------------------------------------------ userName
+
+#[test]
+fn user_name_must_be_letters_and_digits_when_building_a_new_member() {
+    // Surfaces while building the typed value: no `addMembers` call can carry it.
+    for bad in ["bob_1", "bob smith", "bob@acme", "bób", ""] {
+        let built: Result<mt::NewMember, _> = new_member(bad).try_into();
+        let message = built.expect_err(bad).to_string();
+        assert!(message.contains("user_name"), "{bad:?}: {message}");
+        assert!(mt::NewMemberUserName::try_from(bad).is_err(), "{bad:?}");
+    }
+    let built: Result<mt::NewMember, _> = new_member("Bob42").try_into();
+    assert!(built.is_ok());
+}
+
+#[tokio::test]
+async fn user_name_must_be_letters_and_digits_in_edit_member() {
+    let server = silent_server().await;
+    let client = member_client(&server.uri());
+
+    // Surfaces when the operation is awaited (the body was passed as a builder).
+    let e = validation(edit(&client, edit_body("bob_1", "Bob")).await);
+    assert_names(&e, &["user_name", "userName"], &["pattern"]);
+    server.verify().await;
+}
+
+// ------------------------------------------------------------------------------ name, remark
+
+#[test]
+fn name_and_remark_lengths_when_building_a_new_member() {
+    let built: Result<mt::NewMember, _> = new_member("bob").name("x".repeat(31)).try_into();
+    let message = built.expect_err("31 characters").to_string();
+    assert!(
+        message.contains("name") && message.contains("30"),
+        "{message}"
+    );
+    assert!(mt::NewMemberName::try_from("x".repeat(31)).is_err());
+    // Characters, not bytes: 30 CJK characters are allowed.
+    assert!(mt::NewMemberName::try_from("名".repeat(30)).is_ok());
+
+    let built: Result<mt::NewMember, _> = new_member("bob")
+        .remark(Some(
+            mt::NewMemberRemark::try_from("r".repeat(200)).expect("200 is allowed"),
+        ))
+        .try_into();
+    assert!(built.is_ok());
+    let remark = mt::NewMemberRemark::try_from("r".repeat(201));
+    assert!(
+        remark
+            .expect_err("201 characters")
+            .to_string()
+            .contains("200")
+    );
+}
+
+#[tokio::test]
+async fn name_longer_than_30_in_edit_member() {
+    let server = silent_server().await;
+    let client = member_client(&server.uri());
+
+    let e = validation(edit(&client, edit_body("bob", &"x".repeat(31))).await);
+    assert_names(&e, &["name"], &["30"]);
+    server.verify().await;
+}
+
+/// The builders' `remark` setters take an already typed `Option<…Remark>` (not a string),
+/// so a remark over 200 characters surfaces when that typed value is built, before any
+/// SDK call; the SDK can never be handed one.
+#[test]
+fn remark_longer_than_200_in_edit_member() {
+    let remark = mt::EditMemberRequestRemark::try_from("r".repeat(201));
+    let message = remark.expect_err("201 characters").to_string();
+    assert!(message.contains("200"), "{message}");
+    assert!(mt::EditMemberRequestRemark::try_from("r".repeat(200)).is_ok());
+}
+
+/// The boundaries themselves are allowed and sent.
+#[tokio::test]
+async fn name_of_30_and_remark_of_200_are_sent() {
+    let server = MockServer::start().await;
+    reply(
+        &server,
+        "editMember",
+        &["EG-7f3a", "MG-2"],
+        200,
+        reply_example("editMember"),
+    )
+    .await;
+    let client = member_client(&server.uri());
+    let body = edit_body("bob", &"x".repeat(30))
+        .remark(mt::EditMemberRequestRemark::try_from("r".repeat(200)).ok());
+    edit(&client, body).await.expect("sent");
+    assert_eq!(received(&server).await.len(), 1);
+}
+
+// ------------------------------------------------------------------------------ userList
+
+fn members(n: usize) -> Vec<mt::NewMember> {
+    (0..n)
+        .map(|i| new_member(&format!("user{i}")).try_into().expect("valid"))
+        .collect()
+}
+
+async fn add(client: &member::Client, n: usize) -> Result<mt::AddMembersResult, Error> {
+    client
+        .add_members()
+        .enterprise_global_id("EG-7f3a")
+        .body(mt::AddMembersRequest::builder().user_list(members(n)))
+        .await
+}
+
+#[tokio::test]
+async fn zero_or_more_than_100_employees_per_call() {
+    let server = silent_server().await;
+    let client = member_client(&server.uri());
+
+    for n in [0, 101] {
+        let e = validation(add(&client, n).await);
+        assert_eq!(e.field, "userList", "{n} employees");
+        assert!(e.rule.contains("1 to 100"), "{n}: {}", e.rule);
+        assert!(e.rule.contains(&format!("has {n}")), "{n}: {}", e.rule);
+    }
+    server.verify().await;
+}
+
+#[tokio::test]
+async fn one_and_100_employees_are_sent() {
+    let server = MockServer::start().await;
+    reply(
+        &server,
+        "addMembers",
+        &["EG-7f3a"],
+        200,
+        reply_example("addMembers"),
+    )
+    .await;
+    let client = member_client(&server.uri());
+    add(&client, 1).await.expect("1 employee is sent");
+    add(&client, 100).await.expect("100 employees are sent");
+    let requests = received(&server).await;
+    assert_eq!(requests.len(), 2);
+    let sent: serde_json::Value = serde_json::from_slice(&requests[1].body).unwrap();
+    assert_eq!(sent["userList"].as_array().unwrap().len(), 100);
+}
+
+// ------------------------------------------------------------------------------ size, pageNum, pageSize
+
+#[tokio::test]
+async fn size_must_be_at_least_1() {
+    let server = silent_server().await;
+    let client = order_client(&server.uri());
+
+    let e = validation(
+        client
+            .allocate_shell_nums()
+            .body(ot::AllocateShellNumsRequest::builder().size(0u32))
+            .await,
+    );
+    assert_names(&e, &["size"], &["at least 1", "out of range"]);
+    server.verify().await;
+}
+
+#[tokio::test]
+async fn page_num_and_page_size_must_be_at_least_1() {
+    let server = silent_server().await;
+    let client = member_client(&server.uri());
+
+    let e = validation(
+        client
+            .list_members()
+            .enterprise_global_id("EG-7f3a")
+            .page_num(0u32)
+            .page_size(10u32)
+            .await,
+    );
+    assert_names(&e, &["page_num", "pageNum"], &["at least 1"]);
+
+    let e = validation(
+        client
+            .list_members()
+            .enterprise_global_id("EG-7f3a")
+            .page_num(1u32)
+            .page_size(0u32)
+            .await,
+    );
+    assert_names(&e, &["page_size", "pageSize"], &["at least 1"]);
+
+    // Through the stream: the bad page size is reported as the stream's only item.
+    let items: Vec<_> = client
+        .list_members()
+        .enterprise_global_id("EG-7f3a")
+        .page_size(0u32)
+        .stream()
+        .collect()
+        .await;
+    assert_eq!(items.len(), 1);
+    let e = validation(items.into_iter().next().unwrap());
+    assert_names(&e, &["page_size", "pageSize"], &["at least 1"]);
+    server.verify().await;
+}
+
+/// `pageNum` 0 set on a builder that is then streamed must not be replaced silently by
+/// page 1 and sent.
+#[tokio::test]
+async fn page_num_0_is_rejected_by_the_stream_too() {
+    let server = silent_server().await;
+    let client = member_client(&server.uri());
+
+    let items: Vec<_> = client
+        .list_members()
+        .enterprise_global_id("EG-7f3a")
+        .page_num(0u32)
+        .page_size(10u32)
+        .stream()
+        .take(1)
+        .collect()
+        .await;
+
+    let e = validation(items.into_iter().next().expect("one item"));
+    assert_names(&e, &["page_num", "pageNum"], &["at least 1"]);
+    server.verify().await;
+}
+
+#[tokio::test]
+async fn missing_path_parameter_is_named() {
+    let server = silent_server().await;
+    let client = member_client(&server.uri());
+    let e = validation(client.delete_member().enterprise_global_id("EG-7f3a").await);
+    assert_eq!(e, ValidationError::new("member_global_id", "is required"));
+    server.verify().await;
+}
+
+#[tokio::test]
+async fn missing_required_body_field_is_named() {
+    let server = silent_server().await;
+    let client = order_client(&server.uri());
+    let e = validation(
+        client
+            .bind_enterprise()
+            .body(
+                ot::BindEnterpriseRequest::builder()
+                    .channel_customer_id("CC-42")
+                    .customer_name("Acme")
+                    .branch_name("North")
+                    .enterprise_name("Acme Robotics")
+                    .password_mobile("13800000000"),
+            )
+            .await,
+    );
+    assert_names(&e, &["channel_code", "channelCode"], &["required"]);
+    server.verify().await;
+}
+
+// ------------------------------------------------------------------------------ batch orders
+
+fn batch(orders: Vec<ot::LicenseOrder>) -> ot::builder::BatchOrderRequest {
+    let mut base: ot::BatchOrderRequest = body_example();
+    base.order_list = orders;
+    base.into()
+}
+
+/// The spec's example order (`new_buy`, a standalone lock, one asset with products).
+fn example_order() -> ot::LicenseOrder {
+    let base: ot::BatchOrderRequest = body_example();
+    base.order_list.into_iter().next().expect("an order")
+}
+
+async fn send_batch(client: &order::Client, orders: Vec<ot::LicenseOrder>) -> Result<(), Error> {
+    client
+        .batch_order()
+        .app_key("app-key-1")
+        .body(batch(orders))
+        .await
+        .map(drop)
+}
+
+#[tokio::test]
+async fn cloud_license_orders_need_src_license_order_id() {
+    let server = silent_server().await;
+    let client = order_client(&server.uri());
+
+    for license_type in [
+        LicenseType::CloudAccount,
+        LicenseType::CloudCustomer,
+        LicenseType::CloudPersonal,
+    ] {
+        for missing in [None, Some(String::new())] {
+            let mut cloud = example_order();
+            cloud.license_type = license_type.clone();
+            cloud.src_license_order_id = missing.clone();
+            let e = validation(send_batch(&client, vec![example_order(), cloud]).await);
+            assert_eq!(
+                e.field, "orderList[1].srcLicenseOrderId",
+                "{license_type} {missing:?}"
+            );
+            assert!(e.rule.contains("cloud"), "{}", e.rule);
+        }
+    }
+    server.verify().await;
+}
+
+#[tokio::test]
+async fn new_buy_orders_need_products() {
+    let server = silent_server().await;
+    let client = order_client(&server.uri());
+
+    let mut order = example_order();
+    assert_eq!(order.order_type, OrderType::NewBuy);
+    let mut empty = order.assets[0].clone();
+    empty.products.clear();
+    order.assets.push(empty);
+    let e = validation(send_batch(&client, vec![example_order(), order]).await);
+    assert_eq!(e.field, "orderList[1].assets[1].products");
+    assert!(e.rule.contains("empty"), "{}", e.rule);
+    server.verify().await;
+}
+
+#[tokio::test]
+async fn delete_asset_orders_may_have_no_products() {
+    let server = MockServer::start().await;
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(200).set_body_json(reply_example("batchOrder")))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let client = order_client(&server.uri());
+
+    let mut order = example_order();
+    order.order_type = OrderType::DeleteAsset;
+    for asset in &mut order.assets {
+        asset.products.clear();
+    }
+    send_batch(&client, vec![order])
+        .await
+        .expect("a delete_asset order without products is sent");
+
+    let request = only_request(&server).await;
+    let sent: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+    assert_eq!(sent["orderList"][0]["orderType"], "delete_asset");
+    assert!(sent["orderList"][0]["assets"][0].get("products").is_none());
+    server.verify().await;
+}
+
+/// A cloud order with its source order id passes.
+#[tokio::test]
+async fn cloud_order_with_src_license_order_id_is_sent() {
+    let server = MockServer::start().await;
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(200).set_body_json(reply_example("batchOrder")))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let mut cloud = example_order();
+    cloud.license_type = LicenseType::CloudCustomer;
+    cloud.src_license_order_id = Some("LO-000001".into());
+    send_batch(&order_client(&server.uri()), vec![cloud])
+        .await
+        .expect("sent");
+    server.verify().await;
+}
