@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::ErrorCode;
+use crate::{ErrorCode, transport::TransportKind};
 
 /// Why an operation failed.
 ///
@@ -18,14 +18,70 @@ pub enum Error {
     Validation(#[from] ValidationError),
 
     /// The request could not be sent or its reply not received.
-    #[error("{operation}: transport failure: {source}")]
+    #[error(
+        "{operation}: {kind}; the request {}: {source}",
+        if *may_have_been_sent { "may have been sent" } else { "was not sent" }
+    )]
     Transport {
         /// The operation id, e.g. `batchOrder`.
         operation: &'static str,
-        /// The underlying failure (connect, timeout, reset, …).
+        /// Which kind of failure (connect refused, DNS, timeout, reset, …).
+        kind: TransportKind,
+        /// Whether the server may have received (and applied) the request.
+        may_have_been_sent: bool,
+        /// The underlying failure.
         #[source]
         source: reqwest::Error,
     },
+
+    /// The server's TLS certificate was rejected; never retried.
+    #[error("{operation}: TLS failure: {reason}; the request was not sent")]
+    Tls {
+        /// The operation id.
+        operation: &'static str,
+        /// What was wrong with the certificate (untrusted issuer, wrong host name, …).
+        reason: String,
+        /// The underlying failure.
+        #[source]
+        source: reqwest::Error,
+    },
+
+    /// The reply body was larger than the client's maximum (`max_reply_bytes`); reading
+    /// stopped at the limit.
+    #[error("{operation}: the reply body is larger than the limit of {limit} bytes")]
+    ReplyTooLarge {
+        /// The operation id.
+        operation: &'static str,
+        /// The limit, in bytes.
+        limit: u64,
+    },
+
+    /// The server answered with a redirect; the SDK follows none, so credentials and the
+    /// body never reach another origin.
+    #[error("{operation}: HTTP {status} redirect to {location:?} not followed")]
+    Redirect {
+        /// The operation id.
+        operation: &'static str,
+        /// The 3xx status.
+        status: u16,
+        /// The `Location` header, if any.
+        location: Option<String>,
+    },
+
+    /// The call's deadline passed before it completed (all attempts and waits included).
+    #[error("{operation}: deadline of {} exceeded after {attempts} attempt(s)", crate::transport::seconds(*deadline))]
+    DeadlineExceeded {
+        /// The operation id.
+        operation: &'static str,
+        /// The deadline that passed.
+        deadline: std::time::Duration,
+        /// Attempts started before it passed.
+        attempts: u32,
+    },
+
+    /// The client's configuration is missing or malformed (builder or environment).
+    #[error("configuration: {0}")]
+    Config(#[from] ConfigError),
 
     /// The server answered with an HTTP status the platform does not document (only 200
     /// and 299 are).
@@ -73,6 +129,25 @@ pub enum Error {
 }
 
 impl Error {
+    /// A stable, low-cardinality name of what happened: the business code for business
+    /// errors, else the kind (`read_timeout`, `tls`, …). Telemetry reports it as
+    /// `error.type`.
+    pub fn kind_name(&self) -> String {
+        match self {
+            Error::Validation(_) => "validation".into(),
+            Error::Transport { kind, .. } => kind.name().into(),
+            Error::Tls { .. } => "tls".into(),
+            Error::ReplyTooLarge { .. } => "reply_too_large".into(),
+            Error::Redirect { .. } => "redirect".into(),
+            Error::DeadlineExceeded { .. } => "deadline_exceeded".into(),
+            Error::Config(_) => "config".into(),
+            Error::UnexpectedStatus { status, .. } => status.to_string(),
+            Error::Decode { .. } => "decode".into(),
+            Error::Api(e) | Error::PartialFailure { error: e, .. } => e.code.to_string(),
+            Error::Credentials(_) => "credentials".into(),
+        }
+    }
+
     /// The business error code, for [`Error::Api`] and [`Error::PartialFailure`].
     pub fn code(&self) -> Option<&ErrorCode> {
         match self {
@@ -240,5 +315,26 @@ mod tests {
         }
         let ours = V::new("orderList[0].srcLicenseOrderId", "is required");
         assert_eq!(V::from_builder_message(&ours.to_string()), ours);
+    }
+}
+
+/// A client setting that is missing or malformed, named as the user gave it: a builder
+/// method (`base_url`) or an environment variable (`LICENSING_ORDER_URL`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{setting}: {problem}")]
+pub struct ConfigError {
+    /// The builder setting or environment variable.
+    pub setting: String,
+    /// What is wrong with it. Never contains a secret's value.
+    pub problem: String,
+}
+
+impl ConfigError {
+    /// A problem with `setting`.
+    pub fn new(setting: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self {
+            setting: setting.into(),
+            problem: problem.into(),
+        }
     }
 }

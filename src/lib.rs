@@ -23,15 +23,21 @@ mod enums {
 
 pub mod auth;
 mod config;
+pub mod env;
 mod error;
 pub mod operations;
 pub mod retry;
 pub mod runtime;
+pub mod transport;
 pub mod validate;
 
 pub use auth::{StaticToken, TokenProvider};
-pub use config::{ClientBuilder, MemberService, OrderService};
+pub use config::{
+    ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT,
+    MemberService, OrderService,
+};
 pub use enums::*;
-pub use error::{ApiError, Error, ValidationError};
+pub use error::{ApiError, ConfigError, Error, ValidationError};
 pub use retry::{Backoff, RetryPolicy};
-pub use runtime::ReplyCode;
+pub use runtime::{CallOptions, ReplyCode};
+pub use transport::TransportKind;

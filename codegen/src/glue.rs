@@ -33,24 +33,45 @@ pub fn builder(op: &Op) -> TokenStream {
     let builder = format_ident!("{}", op.builder());
     let reply = format_ident!("{}", op.reply);
     let record = format_ident!("{}", screaming(&op.id));
+    let data = quote!(<types::#reply as crate::runtime::Envelope>::Data);
     let mut out = quote! {
+        impl<'a> #builder<'a> {
+            /// This call with per-call overrides of the client's timeout, deadline and
+            /// retry policy; await the result to send it.
+            pub fn call_options(
+                self,
+                options: crate::CallOptions,
+            ) -> crate::runtime::Configured<Self> {
+                crate::runtime::Configured::new(self, options)
+            }
+        }
         impl<'a> ::std::future::IntoFuture for #builder<'a> {
-            type Output = ::std::result::Result<
-                <types::#reply as crate::runtime::Envelope>::Data,
-                crate::Error,
-            >;
-            type IntoFuture = crate::runtime::CallFuture<
-                'a,
-                <types::#reply as crate::runtime::Envelope>::Data,
-            >;
-            /// Sends the request (with retries per the client's policy) and turns the
-            /// reply envelope into `Result`.
+            type Output = ::std::result::Result<#data, crate::Error>;
+            type IntoFuture = crate::runtime::CallFuture<'a, #data>;
+            /// Sends the request (with retries per the client's policy, within its
+            /// deadline) and turns the reply envelope into `Result`.
             fn into_future(self) -> Self::IntoFuture {
                 ::std::boxed::Box::pin(crate::runtime::call(
                     &self.client.inner,
                     &crate::operations::#record,
                     self,
                     Self::send,
+                    crate::CallOptions::default(),
+                ))
+            }
+        }
+        impl<'a> ::std::future::IntoFuture for crate::runtime::Configured<#builder<'a>> {
+            type Output = ::std::result::Result<#data, crate::Error>;
+            type IntoFuture = crate::runtime::CallFuture<'a, #data>;
+            /// Sends the request with the call's own options.
+            fn into_future(self) -> Self::IntoFuture {
+                let (builder, options) = self.into_parts();
+                ::std::boxed::Box::pin(crate::runtime::call(
+                    &builder.client.inner,
+                    &crate::operations::#record,
+                    builder,
+                    #builder::send,
+                    options,
                 ))
             }
         }

@@ -457,9 +457,16 @@ async fn connection_refused_is_retried_for_non_idempotent_operations() {
     ] {
         assert!(!op(id).idempotent, "{id}");
         match call_operation(&o, &m, id).await {
-            Err(Error::Transport { operation, source }) => {
+            Err(Error::Transport {
+                operation,
+                source,
+                kind,
+                may_have_been_sent,
+            }) => {
                 assert_eq!(operation, id);
                 assert!(source.is_connect(), "{source}");
+                assert_eq!(kind, licensing_sdk::TransportKind::ConnectRefused);
+                assert!(!may_have_been_sent);
             }
             other => panic!("{id}: expected a transport error, got {other:?}"),
         }

@@ -243,7 +243,12 @@ async fn tracing_output_has_operations_but_no_tokens() {
         .expect_err("nothing listens");
 
     let text = String::from_utf8(logs.0.lock().unwrap().clone()).expect("UTF-8 logs");
-    for expected in ["queryEnterprise", "lendAssets", "batchOrder", "retrying"] {
+    for expected in [
+        "queryEnterprise",
+        "lendAssets",
+        "batchOrder",
+        "retry=\"retry\"",
+    ] {
         assert!(text.contains(expected), "logs lack {expected:?}:\n{text}");
     }
     // The HTTP stack's internals were captured too, so their silence about tokens counts.

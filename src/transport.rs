@@ -1,0 +1,282 @@
+//! What went wrong on the wire, told apart: reqwest reports every failure as one error
+//! type, and this module reads its chain to say which kind it was, whether the request may
+//! have reached the server, and (for TLS) what was wrong with the certificate. It also
+//! bounds what a reply may cost: its size, and the bytes read to quote an error body.
+
+use std::{error::Error as StdError, fmt, io, time::Duration};
+
+use futures_util::{StreamExt as _, TryStreamExt as _};
+
+use crate::{Error, retry::Verdict};
+
+/// Which kind of transport failure ended an attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TransportKind {
+    /// Nothing listens at the address (connection refused).
+    ConnectRefused,
+    /// The host name could not be resolved.
+    Dns,
+    /// No connection within the connect timeout.
+    ConnectTimeout,
+    /// Connected, but no complete reply within the attempt timeout.
+    ReadTimeout(Duration),
+    /// The connection was reset or closed before the reply was complete.
+    Reset,
+    /// The proxy refused or failed the tunnel.
+    Proxy,
+    /// Anything else (the source says what).
+    Other,
+}
+
+impl TransportKind {
+    /// A stable, low-cardinality name (the telemetry's `error.type`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::ConnectRefused => "connect_refused",
+            Self::Dns => "dns",
+            Self::ConnectTimeout => "connect_timeout",
+            Self::ReadTimeout(_) => "read_timeout",
+            Self::Reset => "connection_reset",
+            Self::Proxy => "proxy",
+            Self::Other => "transport",
+        }
+    }
+}
+
+impl fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ConnectRefused => f.write_str("connection refused"),
+            Self::Dns => f.write_str("host name not resolved (DNS)"),
+            Self::ConnectTimeout => f.write_str("connect timeout"),
+            Self::ReadTimeout(after) => write!(f, "read timeout after {}", seconds(*after)),
+            Self::Reset => f.write_str("connection reset or closed before the reply was complete"),
+            Self::Proxy => f.write_str("proxy failure"),
+            Self::Other => f.write_str("transport failure"),
+        }
+    }
+}
+
+/// `1.5 s`, `30 s`, `250 ms`.
+pub(crate) fn seconds(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+/// The reply body passed the configured maximum; carried in reqwest's error chain from
+/// the body stream to [`classify`].
+#[derive(Debug)]
+pub(crate) struct TooLarge {
+    pub limit: u64,
+}
+
+impl fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the reply body is larger than {} bytes", self.limit)
+    }
+}
+
+impl StdError for TooLarge {}
+
+/// Turns a reqwest failure of one attempt into the SDK's error and what it allows.
+pub(crate) fn classify(
+    operation: &'static str,
+    source: reqwest::Error,
+    attempt_timeout: Duration,
+) -> (Error, Verdict) {
+    if let Some(limit) = chain(&source).find_map(|e| e.downcast_ref::<TooLarge>().map(|t| t.limit))
+    {
+        return (Error::ReplyTooLarge { operation, limit }, Verdict::Final);
+    }
+    if let Some(reason) = certificate_problem(&source) {
+        return (
+            Error::Tls {
+                operation,
+                reason,
+                source,
+            },
+            Verdict::Final,
+        );
+    }
+    let connect = source.is_connect();
+    let kind = if source.is_timeout() {
+        if connect {
+            TransportKind::ConnectTimeout
+        } else {
+            TransportKind::ReadTimeout(attempt_timeout)
+        }
+    } else if chain(&source).any(|e| e.to_string().contains("dns error")) {
+        TransportKind::Dns
+    } else if io_kind(&source) == Some(io::ErrorKind::ConnectionRefused) {
+        TransportKind::ConnectRefused
+    } else if connect && chain(&source).any(|e| e.to_string().contains("proxy")) {
+        TransportKind::Proxy
+    } else if matches!(
+        io_kind(&source),
+        Some(
+            io::ErrorKind::ConnectionReset
+                | io::ErrorKind::ConnectionAborted
+                | io::ErrorKind::BrokenPipe
+                | io::ErrorKind::UnexpectedEof
+        )
+    ) || chain(&source).any(is_incomplete)
+    {
+        TransportKind::Reset
+    } else {
+        TransportKind::Other
+    };
+    // A connect failure never reached the server; anything later may have.
+    let (sent, verdict) = if connect {
+        (false, Verdict::NotSent)
+    } else {
+        (true, Verdict::MaybeApplied)
+    };
+    (
+        Error::Transport {
+            operation,
+            kind,
+            may_have_been_sent: sent,
+            source,
+        },
+        verdict,
+    )
+}
+
+fn chain<'e>(
+    error: &'e (dyn StdError + 'static),
+) -> impl Iterator<Item = &'e (dyn StdError + 'static)> {
+    let mut next = Some(error);
+    std::iter::from_fn(move || {
+        let current = next?;
+        next = current.source();
+        Some(current)
+    })
+}
+
+fn io_kind(error: &reqwest::Error) -> Option<io::ErrorKind> {
+    chain(error).find_map(|e| e.downcast_ref::<io::Error>().map(io::Error::kind))
+}
+
+fn is_incomplete(e: &(dyn StdError + 'static)) -> bool {
+    let text = e.to_string();
+    text.contains("connection closed before message completed")
+        || text.contains("connection reset")
+        || text.contains("end of file before message length reached")
+}
+
+/// What was wrong with the server's certificate, if that is why the attempt failed.
+fn certificate_problem(error: &reqwest::Error) -> Option<String> {
+    #[cfg(feature = "rustls")]
+    for e in chain(error) {
+        if let Some(rustls::Error::InvalidCertificate(problem)) = e.downcast_ref::<rustls::Error>()
+        {
+            return Some(describe_certificate(problem));
+        }
+    }
+    // Other stacks (native-tls) only say so in their text.
+    chain(error).find_map(|e| {
+        let text = e.to_string();
+        let lower = text.to_ascii_lowercase();
+        (lower.contains("certificate") && !lower.contains("dns error"))
+            .then(|| format!("the server's certificate was rejected: {text}"))
+    })
+}
+
+#[cfg(feature = "rustls")]
+fn describe_certificate(problem: &rustls::CertificateError) -> String {
+    use rustls::CertificateError as C;
+    match problem {
+        C::UnknownIssuer => "the server's certificate is not signed by a trusted certificate \
+                             authority (add its CA with `add_ca_certificate_pem`/`_file`, \
+                             or through SSL_CERT_FILE)"
+            .to_string(),
+        C::NotValidForName => "the server's certificate is not valid for the host name of \
+                               the base URL"
+            .to_string(),
+        C::NotValidForNameContext {
+            expected,
+            presented,
+        } => format!(
+            "the server's certificate is not valid for the host name of the base URL \
+             ({expected:?}); it is valid for {}",
+            if presented.is_empty() {
+                "no name".to_string()
+            } else {
+                presented.join(", ")
+            }
+        ),
+        C::Expired | C::ExpiredContext { .. } => "the server's certificate has expired".to_string(),
+        C::NotValidYet | C::NotValidYetContext { .. } => {
+            "the server's certificate is not valid yet".to_string()
+        }
+        C::Revoked => "the server's certificate has been revoked".to_string(),
+        C::BadSignature | C::BadEncoding => {
+            format!("the server's certificate is malformed or badly signed ({problem:?})")
+        }
+        other => format!("the server's certificate was rejected: {other:?}"),
+    }
+}
+
+/// A reply whose body stream fails with [`TooLarge`] once more than `limit` bytes arrive,
+/// so no more than the limit is ever held; a declared `Content-Length` over the limit fails
+/// before anything is read.
+pub(crate) fn limit_body(response: reqwest::Response, limit: u64) -> reqwest::Response {
+    let declared = response.content_length();
+    let response: http::Response<reqwest::Body> = response.into();
+    let (parts, body) = response.into_parts();
+    let body = if declared.is_some_and(|n| n > limit) {
+        reqwest::Body::wrap_stream(futures_util::stream::once(async move {
+            Err::<bytes::Bytes, _>(TooLarge { limit })
+        }))
+    } else {
+        let mut seen = 0u64;
+        let stream = http_body_util::BodyDataStream::new(body)
+            .map_err(|e| Box::new(e) as Box<dyn StdError + Send + Sync>)
+            .map(move |chunk| {
+                let chunk = chunk?;
+                seen += chunk.len() as u64;
+                if seen > limit {
+                    return Err(Box::new(TooLarge { limit }) as Box<dyn StdError + Send + Sync>);
+                }
+                Ok(chunk)
+            });
+        reqwest::Body::wrap_stream(stream)
+    };
+    http::Response::from_parts(parts, body).into()
+}
+
+/// At most `max` bytes of a body, for an error message: never the whole of a large one.
+pub(crate) async fn read_excerpt(mut response: reqwest::Response, max: usize) -> String {
+    let mut bytes = Vec::new();
+    while bytes.len() < max {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                bytes.extend_from_slice(&chunk[..chunk.len().min(max - bytes.len())])
+            }
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(seconds(Duration::from_millis(250)), "250 ms");
+        assert_eq!(seconds(Duration::from_secs(30)), "30 s");
+        assert_eq!(seconds(Duration::from_millis(1500)), "1.5 s");
+        assert_eq!(
+            TransportKind::ReadTimeout(Duration::from_secs(2)).to_string(),
+            "read timeout after 2 s"
+        );
+    }
+}
