@@ -12,6 +12,13 @@ use crate::{
     runtime::{Auth, Runtime},
 };
 
+#[cfg(any(feature = "rustls", feature = "native-tls"))]
+type Certificate = reqwest::Certificate;
+/// Without TLS there are no certificates to hold.
+#[cfg(not(any(feature = "rustls", feature = "native-tls")))]
+#[derive(Debug)]
+enum Certificate {}
+
 /// Default time allowed to connect.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default time allowed for one attempt.
@@ -45,7 +52,7 @@ pub struct ClientBuilder<S> {
     retry: RetryPolicy,
     http: Option<reqwest::Client>,
     tokens: [Option<Arc<dyn TokenProvider>>; 2],
-    ca_certificates: Vec<Result<Vec<reqwest::Certificate>, ConfigError>>,
+    ca_certificates: Vec<Result<Vec<Certificate>, ConfigError>>,
     proxy: Proxy,
     service: PhantomData<S>,
 }
@@ -250,7 +257,10 @@ impl<S> ClientBuilder<S> {
                 .into());
             }
         };
-        if origin.scheme() == "https" && !cfg!(any(feature = "rustls", feature = "native-tls")) {
+        if origin.scheme() == "https"
+            && self.http.is_none()
+            && !cfg!(any(feature = "rustls", feature = "native-tls"))
+        {
             return Err(ConfigError::new(
                 "base_url",
                 "an https:// URL needs TLS, which this build of licensing-sdk lacks: enable \
@@ -304,8 +314,14 @@ impl<S> ClientBuilder<S> {
 #[cfg(any(feature = "rustls", feature = "native-tls"))]
 fn add_roots(
     builder: reqwest::ClientBuilder,
-    roots: Vec<reqwest::Certificate>,
+    roots: Vec<Certificate>,
 ) -> Result<reqwest::ClientBuilder, Error> {
+    // Named explicitly: with both features on (a dependency asked for the other), the one
+    // the user turned on by name wins over the default.
+    #[cfg(feature = "native-tls")]
+    let builder = builder.tls_backend_native();
+    #[cfg(all(feature = "rustls", not(feature = "native-tls")))]
+    let builder = builder.tls_backend_rustls();
     Ok(if roots.is_empty() {
         builder
     } else {
@@ -316,22 +332,14 @@ fn add_roots(
 #[cfg(not(any(feature = "rustls", feature = "native-tls")))]
 fn add_roots(
     builder: reqwest::ClientBuilder,
-    roots: Vec<reqwest::Certificate>,
+    _roots: Vec<Certificate>,
 ) -> Result<reqwest::ClientBuilder, Error> {
-    if roots.is_empty() {
-        Ok(builder)
-    } else {
-        Err(ConfigError::new(
-            "add_ca_certificate",
-            "CA certificates need TLS, which this build of licensing-sdk lacks: enable its \
-             `rustls` feature (the default) or its `native-tls` feature",
-        )
-        .into())
-    }
+    // Parsing already failed for every certificate: `Certificate` has no values here.
+    Ok(builder)
 }
 
 /// Every certificate of a PEM bundle; at least one.
-fn parse_certificates(pem: &[u8]) -> Result<Vec<reqwest::Certificate>, String> {
+fn parse_certificates(pem: &[u8]) -> Result<Vec<Certificate>, String> {
     if !pem
         .windows(b"-----BEGIN CERTIFICATE-----".len())
         .any(|w| w == b"-----BEGIN CERTIFICATE-----")
@@ -342,13 +350,43 @@ fn parse_certificates(pem: &[u8]) -> Result<Vec<reqwest::Certificate>, String> {
 }
 
 #[cfg(any(feature = "rustls", feature = "native-tls"))]
-fn certificates_from_pem(pem: &[u8]) -> Result<Vec<reqwest::Certificate>, String> {
-    reqwest::Certificate::from_pem_bundle(pem).map_err(|e| format!("malformed PEM: {e}"))
+fn certificates_from_pem(pem: &[u8]) -> Result<Vec<Certificate>, String> {
+    Certificate::from_pem_bundle(pem).map_err(|e| format!("malformed PEM: {e}"))
 }
 
 #[cfg(not(any(feature = "rustls", feature = "native-tls")))]
-fn certificates_from_pem(_pem: &[u8]) -> Result<Vec<reqwest::Certificate>, String> {
-    Err("CA certificates need TLS: enable the `rustls` or `native-tls` feature".to_string())
+fn certificates_from_pem(_pem: &[u8]) -> Result<Vec<Certificate>, String> {
+    Err(
+        "CA certificates need TLS, which this build of licensing-sdk lacks: enable its \
+         `rustls` feature (the default) or its `native-tls` feature"
+            .to_string(),
+    )
+}
+
+#[cfg(all(test, not(any(feature = "rustls", feature = "native-tls"))))]
+mod without_tls {
+    use super::*;
+
+    #[test]
+    fn https_fails_at_build_naming_the_features() {
+        let e = crate::order::Client::builder("https://licensing.example.com")
+            .application_token("t")
+            .build()
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("`rustls` feature") && text.contains("`native-tls` feature"),
+            "{text}"
+        );
+        assert!(
+            matches!(e, Error::Config(ConfigError { ref setting, .. }) if setting == "base_url")
+        );
+        // Plain HTTP still builds.
+        crate::order::Client::builder("http://127.0.0.1:9")
+            .application_token("t")
+            .build()
+            .expect("http works without TLS");
+    }
 }
 
 fn required(

@@ -154,7 +154,12 @@ fn chain<'e>(
     let mut next = Some(error);
     std::iter::from_fn(move || {
         let current = next?;
-        next = current.source();
+        // `io::Error::source()` skips the error it wraps (rustls's, for a TLS failure);
+        // `get_ref()` does not.
+        next = match current.downcast_ref::<io::Error>() {
+            Some(io) => io.get_ref().map(|inner| inner as &(dyn StdError + 'static)),
+            None => current.source(),
+        };
         Some(current)
     })
 }
@@ -179,14 +184,39 @@ fn certificate_problem(error: &reqwest::Error) -> Option<String> {
             return Some(describe_certificate(problem));
         }
     }
-    // Other stacks (native-tls) only say so in their text.
+    // Other stacks (native-tls: OpenSSL, Secure Transport, SChannel) only say so in text.
     chain(error).find_map(|e| {
         let text = e.to_string();
         let lower = text.to_ascii_lowercase();
-        (lower.contains("certificate") && !lower.contains("dns error"))
-            .then(|| format!("the server's certificate was rejected: {text}"))
+        if !lower.contains("certificate") || lower.contains("dns error") {
+            return None;
+        }
+        Some(
+            if lower.contains("unable to get local issuer")
+                || lower.contains("self-signed")
+                || lower.contains("self signed")
+                || lower.contains("untrusted")
+            {
+                format!("{UNKNOWN_ISSUER} ({text})")
+            } else if lower.contains("hostname mismatch")
+                || lower.contains("host name mismatch")
+                || lower.contains("ip address mismatch")
+            {
+                format!("{NOT_VALID_FOR_NAME} ({text})")
+            } else if lower.contains("expired") {
+                format!("the server's certificate has expired ({text})")
+            } else {
+                format!("the server's certificate was rejected: {text}")
+            },
+        )
     })
 }
+
+const UNKNOWN_ISSUER: &str = "the server's certificate is not signed by a trusted certificate \
+                              authority (add its CA with `add_ca_certificate_pem`/`_file`, or \
+                              through SSL_CERT_FILE)";
+const NOT_VALID_FOR_NAME: &str =
+    "the server's certificate is not valid for the host name of the base URL";
 
 #[cfg(feature = "rustls")]
 fn describe_certificate(problem: &rustls::CertificateError) -> String {
@@ -224,10 +254,12 @@ fn describe_certificate(problem: &rustls::CertificateError) -> String {
 }
 
 /// A reply whose body stream fails with [`TooLarge`] once more than `limit` bytes arrive,
-/// so no more than the limit is ever held; a declared `Content-Length` over the limit fails
-/// before anything is read.
+/// so no more than the limit is ever held. A documented reply (200 or 299) that declares a
+/// larger `Content-Length` fails before anything is read; any other status is only ever
+/// quoted, so its first bytes stay readable.
 pub(crate) fn limit_body(response: reqwest::Response, limit: u64) -> reqwest::Response {
-    let declared = response.content_length();
+    let documented = matches!(response.status().as_u16(), 200 | 299);
+    let declared = response.content_length().filter(|_| documented);
     let response: http::Response<reqwest::Body> = response.into();
     let (parts, body) = response.into_parts();
     let body = if declared.is_some_and(|n| n > limit) {

@@ -9,6 +9,10 @@
 //! what it chose where the platform's documents are silent, are listed in the README
 //! section "Simulator".
 //!
+//! It serves plain HTTP unless given a certificate and key ([`SimulatorBuilder::tls`]):
+//! then HTTPS, HTTP/1.1 or HTTP/2 as the client's ALPN asks, and [`Simulator::url`] starts
+//! with `https://`.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use licensing_sdk::order;
@@ -33,6 +37,7 @@ mod member;
 mod order;
 mod routes;
 mod state;
+mod tls;
 
 use std::{
     io,
@@ -46,6 +51,7 @@ use tokio::{sync::oneshot, task::JoinHandle};
 
 pub use faults::{FaultSettings, Faults};
 pub use state::{ParseRegionError, Region};
+pub use tls::TlsConfig;
 
 /// The application token the order service accepts unless configured otherwise.
 pub const DEFAULT_APP_TOKEN: &str = "sim-app-token";
@@ -138,6 +144,7 @@ pub struct SimulatorBuilder {
     config: Config,
     region: Region,
     faults: FaultSettings,
+    tls: Option<TlsConfig>,
 }
 
 impl Default for SimulatorBuilder {
@@ -155,6 +162,7 @@ impl Default for SimulatorBuilder {
             },
             region: Region::Domestic,
             faults: FaultSettings::default(),
+            tls: None,
         }
     }
 }
@@ -226,6 +234,27 @@ impl SimulatorBuilder {
         self
     }
 
+    /// Serves HTTPS with this certificate chain and key instead of plain HTTP (default
+    /// none): [`Simulator::url`] then starts with `https://`. A client whose TLS handshake
+    /// fails (it sent plain HTTP, rejected the certificate, or said nothing for ten seconds)
+    /// is logged at debug level and disconnected; the others are not affected.
+    ///
+    /// ```no_run
+    /// # async fn demo(cert_pem: &[u8], key_pem: &[u8]) -> std::io::Result<()> {
+    /// use licensing_sim::{Simulator, TlsConfig};
+    ///
+    /// let sim = Simulator::builder()
+    ///     .tls(TlsConfig::from_pem(cert_pem, key_pem)?)
+    ///     .start()
+    ///     .await?;
+    /// assert!(sim.is_tls());
+    /// # Ok(()) }
+    /// ```
+    pub fn tls(mut self, tls: TlsConfig) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
     /// Binds the address and starts serving on the current Tokio runtime.
     pub async fn start(self) -> io::Result<Simulator> {
         let listener = tokio::net::TcpListener::bind(self.addr).await?;
@@ -242,17 +271,22 @@ impl SimulatorBuilder {
         });
         let app = routes::router(Arc::clone(&shared));
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    // A dropped sender stops the server as well.
-                    let _ = stopped.await;
-                })
-                .await
-        });
-        tracing::debug!(%addr, "simulator listening");
+        let is_tls = self.tls.is_some();
+        let task = match self.tls {
+            None => tokio::spawn(async move {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        // A dropped sender stops the server as well.
+                        let _ = stopped.await;
+                    })
+                    .await
+            }),
+            Some(tls) => tokio::spawn(tls::serve(listener, app, tls, stopped)),
+        };
+        tracing::debug!(%addr, tls = is_tls, "simulator listening");
         Ok(Simulator {
             addr,
+            tls: is_tls,
             shared,
             stop: Some(stop),
             task: Some(task),
@@ -264,6 +298,7 @@ impl SimulatorBuilder {
 #[derive(Debug)]
 pub struct Simulator {
     addr: SocketAddr,
+    tls: bool,
     shared: Arc<Shared>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<io::Result<()>>>,
@@ -287,9 +322,17 @@ impl Simulator {
         SimulatorBuilder::default()
     }
 
-    /// The base URL to give the SDK's client builders, e.g. `http://127.0.0.1:41234`.
+    /// The base URL to give the SDK's client builders, e.g. `http://127.0.0.1:41234`, or
+    /// `https://127.0.0.1:41234` when serving HTTPS (a client must then trust the
+    /// certificate, and it must name the host the client connects to).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// Whether it serves HTTPS ([`SimulatorBuilder::tls`]).
+    pub fn is_tls(&self) -> bool {
+        self.tls
     }
 
     /// The address the simulator listens on.

@@ -1,14 +1,14 @@
 //! `licensing-sim`: serves both services of the licensing platform from memory, for
 //! local development, examples and contract tests.
 //!
-//! Prints exactly one line on stdout, `listening on http://HOST:PORT`, once it accepts
-//! connections; logs go to stderr (`RUST_LOG`, default `warn`). Stops cleanly on Ctrl-C
-//! or SIGTERM.
+//! Prints exactly one line on stdout, `listening on http://HOST:PORT` (`https://` with
+//! `--tls-cert` and `--tls-key`), once it accepts connections; logs go to stderr
+//! (`RUST_LOG`, default `warn`). Stops cleanly on Ctrl-C or SIGTERM.
 
-use std::{net::SocketAddr, process::ExitCode, time::Duration};
+use std::{net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
 
 use clap::Parser;
-use licensing_sim::{self as sim, FaultSettings, Region, Simulator};
+use licensing_sim::{self as sim, FaultSettings, Region, Simulator, TlsConfig};
 use tracing_subscriber::EnvFilter;
 
 /// A stateful, in-memory simulator of the licensing platform's order service and
@@ -19,6 +19,25 @@ struct Args {
     /// Address to listen on; port 0 picks a free port.
     #[arg(long, env = "LICENSING_SIM_ADDR", default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
+
+    /// Serve HTTPS with this PEM certificate chain (server certificate first); needs
+    /// --tls-key.
+    #[arg(
+        long,
+        env = "LICENSING_SIM_TLS_CERT",
+        value_name = "FILE",
+        requires = "tls_key"
+    )]
+    tls_cert: Option<PathBuf>,
+
+    /// The PEM private key of --tls-cert; needs --tls-cert.
+    #[arg(
+        long,
+        env = "LICENSING_SIM_TLS_KEY",
+        value_name = "FILE",
+        requires = "tls_cert"
+    )]
+    tls_key: Option<PathBuf>,
 
     /// Application token the order service accepts (`Authorization: Bearer …`).
     #[arg(long, env = "LICENSING_SIM_APP_TOKEN", default_value = sim::DEFAULT_APP_TOKEN)]
@@ -85,7 +104,18 @@ async fn main() -> ExitCode {
         eprintln!("licensing-sim: --password-min must not exceed --password-max");
         return ExitCode::from(2);
     }
-    let started = Simulator::builder()
+    let mut builder = Simulator::builder();
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        match TlsConfig::from_files(cert, key) {
+            Ok(tls) => builder = builder.tls(tls),
+            Err(e) => {
+                // The message names the file and what is wrong with it.
+                eprintln!("licensing-sim: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let started = builder
         .addr(args.addr)
         .app_token(args.app_token)
         .client_token(args.client_token)

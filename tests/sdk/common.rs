@@ -193,12 +193,17 @@ pub fn order_client(uri: &str) -> order::Client {
 }
 
 pub fn order_client_with(uri: &str, retry: RetryPolicy) -> order::Client {
-    order::Client::builder(uri)
-        .application_token(APP_TOKEN)
-        .timeout(Duration::from_secs(5))
+    order_builder(uri)
         .retry(retry)
         .build()
         .expect("order client")
+}
+
+/// An order client builder with the test token and a 5 s attempt timeout.
+pub fn order_builder(uri: &str) -> licensing_sdk::ClientBuilder<licensing_sdk::OrderService> {
+    order::Client::builder(uri)
+        .application_token(APP_TOKEN)
+        .timeout(Duration::from_secs(5))
 }
 
 pub fn member_client(uri: &str) -> member::Client {

@@ -7,10 +7,16 @@ mod common;
 
 mod errors;
 mod paging;
+#[path = "../support/pki.rs"]
+mod pki;
+#[path = "../support/proxy.rs"]
+mod proxy;
 mod schemas;
 mod secrets;
 mod surface;
+mod tls;
 mod tolerance;
+mod transport;
 mod validation;
 mod wire_member;
 mod wire_order;

@@ -1,8 +1,11 @@
 //! The simulator's tests, one binary: error codes, operations end to end, protocol, and
-//! the router against the operation table.
+//! the router against the operation table, and HTTPS.
 
 mod errors;
 mod operations;
+#[path = "../../../tests/support/pki.rs"]
+mod pki;
 mod protocol;
 mod routes;
 mod support;
+mod tls;
