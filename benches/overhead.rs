@@ -4,7 +4,9 @@
 //! Both sides send the same request on the wire (path, query with a fresh random
 //! `g_nonce`, bearer token, JSON body) and decode the same reply into typed values; the
 //! difference is what the SDK adds: hooks, validation, retries bookkeeping, the envelope
-//! step. Calls are interleaved so drift affects both sides alike. Prints one JSON object.
+//! step. Calls are interleaved so drift affects both sides alike. Each comparison runs over
+//! plain HTTP and over HTTPS (the server's certificate made at run time, both sides
+//! trusting its CA through one shared `reqwest` client). Prints one JSON object.
 
 use std::time::{Duration, Instant};
 
@@ -141,12 +143,15 @@ fn summary(mut samples: Vec<Duration>) -> (f64, f64) {
     (at(0.5), at(0.99))
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
+#[path = "../tests/support/pki.rs"]
+mod pki;
+
+/// The fixed-reply server both sides call.
+fn app() -> Router {
     let list = customers(20).to_string();
     let one = serde_json::json!({"code": 0, "message": "success", "data": customers(1)["data"][0]})
         .to_string();
-    let app = Router::new()
+    Router::new()
         .route(
             operations::QUERY_ENTERPRISE.path,
             get(move || {
@@ -160,27 +165,67 @@ async fn main() {
                 let body = one.clone();
                 async move { ([("content-type", "application/json")], body) }
             }),
-        );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    // The server gets its own thread so both sides compete with it equally.
+        )
+}
+
+/// Starts the server on its own thread, so both sides compete with it equally; returns the
+/// base URL.
+fn start_server(tls: Option<licensing_sim::TlsConfig>) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let base = match tls {
+        Some(_) => format!("https://localhost:{port}"),
+        None => format!("http://127.0.0.1:{port}"),
+    };
     std::thread::spawn(move || {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap()
-            .block_on(async { axum::serve(listener, app).await.unwrap() })
+            .block_on(async {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                match tls {
+                    Some(tls) => tls.serve(listener, app()).await.unwrap(),
+                    None => axum::serve(listener, app()).await.unwrap(),
+                }
+            })
     });
+    base
+}
 
-    let http = reqwest::Client::new();
-    let sdk = order::Client::builder(&base)
-        .application_token(TOKEN)
-        .http_client(http.clone())
-        .retry(RetryPolicy::default())
-        .build()
-        .unwrap();
-
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let pki = pki::Pki::new();
+    let tls = licensing_sim::TlsConfig::from_pem(pki.cert.as_bytes(), pki.key.as_bytes()).unwrap();
     let mut results = serde_json::Map::new();
+    for (suffix, tls) in [("", None), ("_https", Some(tls))] {
+        let https = tls.is_some();
+        let base = start_server(tls);
+        let mut http = reqwest::Client::builder();
+        if https {
+            http =
+                http.tls_certs_only([reqwest::Certificate::from_pem(pki.ca.as_bytes()).unwrap()]);
+        }
+        let http = http.build().unwrap();
+        let sdk = order::Client::builder(&base)
+            .application_token(TOKEN)
+            .http_client(http.clone())
+            .retry(RetryPolicy::default())
+            .build()
+            .unwrap();
+        measure(&mut results, suffix, &http, &sdk, &base).await;
+    }
+    println!("{}", serde_json::Value::Object(results));
+}
+
+async fn measure(
+    results: &mut serde_json::Map<String, serde_json::Value>,
+    suffix: &str,
+    http: &reqwest::Client,
+    sdk: &order::Client,
+    base: &str,
+) {
     for op in ["get_list", "post_body"] {
         let (mut ours, mut hand) = (
             Vec::with_capacity(ITERATIONS),
@@ -189,14 +234,14 @@ async fn main() {
         for i in 0..WARMUP + ITERATIONS {
             let t = Instant::now();
             match op {
-                "get_list" => assert_eq!(sdk_query(&sdk).await.len(), 20),
-                _ => assert_eq!(sdk_bind(&sdk).await.channel_code, "CH01"),
+                "get_list" => assert_eq!(sdk_query(sdk).await.len(), 20),
+                _ => assert_eq!(sdk_bind(sdk).await.channel_code, "CH01"),
             }
             let sdk_time = t.elapsed();
             let t = Instant::now();
             match op {
-                "get_list" => assert_eq!(hand_query(&http, &base).await.len(), 20),
-                _ => assert_eq!(hand_bind(&http, &base).await.channel_code, "CH01"),
+                "get_list" => assert_eq!(hand_query(http, base).await.len(), 20),
+                _ => assert_eq!(hand_bind(http, base).await.channel_code, "CH01"),
             }
             let hand_time = t.elapsed();
             if i >= WARMUP {
@@ -207,7 +252,7 @@ async fn main() {
         let (ours_median, ours_p99) = summary(ours);
         let (hand_median, hand_p99) = summary(hand);
         results.insert(
-            op.to_string(),
+            format!("{op}{suffix}"),
             serde_json::json!({
                 "iterations": ITERATIONS,
                 "sdk_median_us": ours_median, "sdk_p99_us": ours_p99,
@@ -216,5 +261,4 @@ async fn main() {
             }),
         );
     }
-    println!("{}", serde_json::Value::Object(results));
 }

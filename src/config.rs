@@ -112,7 +112,8 @@ impl<S> ClientBuilder<S> {
     }
 
     /// Time allowed for each attempt (default [`DEFAULT_TIMEOUT`]); a call may make
-    /// several (see [`Self::deadline`]).
+    /// several (see [`Self::deadline`]). Ignored with [`Self::http_client`], whose own
+    /// timeout applies (a per-call [`crate::CallOptions::timeout`] applies to both).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -271,6 +272,7 @@ impl<S> ClientBuilder<S> {
         let user_agent = HeaderValue::from_str(&self.user_agent).map_err(|_| {
             ConfigError::new("user_agent", "contains characters not allowed in a header")
         })?;
+        let timeout = self.http.is_none().then_some(self.timeout);
         let http = match self.http {
             Some(http) => http,
             None => {
@@ -301,7 +303,7 @@ impl<S> ClientBuilder<S> {
         let runtime = Runtime {
             auth: auth(self.tokens)?,
             retry: self.retry,
-            timeout: self.timeout,
+            timeout,
             deadline: self.deadline,
             max_reply_bytes: self.max_reply_bytes,
             user_agent,

@@ -6,6 +6,10 @@
 //! | the server answered code `500` ("network exception, retry") | yes, every operation |
 //! | timeout, reset or dropped reply after the request was sent | only operations marked `x-idempotent: true` in the spec |
 //! | any other business error, validation error, undocumented status, undecodable reply | never |
+//! | a rejected TLS certificate, a redirect, a reply over `max_reply_bytes` | never |
+//!
+//! A deadline ([`crate::ClientBuilder::deadline`], [`crate::CallOptions::deadline`]) bounds
+//! all attempts and waits together: a wait that would end past it is not started.
 //!
 //! Each attempt is a new request with a new `g_nonce`. Between attempts the client waits a
 //! random delay between zero and `initial_delay × 2^(attempt−1)` (capped at `max_delay`:

@@ -120,8 +120,9 @@ pub trait Envelope: Sized {
 pub struct Runtime {
     pub(crate) auth: Auth,
     pub(crate) retry: RetryPolicy,
-    /// Time allowed for one attempt.
-    pub(crate) timeout: Duration,
+    /// Time allowed for one attempt, as the HTTP client enforces it; `None` for a custom
+    /// `reqwest::Client`, whose own settings apply.
+    pub(crate) timeout: Option<Duration>,
     /// Time allowed for a whole call, attempts and waits included.
     pub(crate) deadline: Option<Duration>,
     /// Largest reply body read.
@@ -177,7 +178,12 @@ impl Runtime {
         request
             .headers_mut()
             .insert(reqwest::header::USER_AGENT, self.user_agent.clone());
-        let _ = ATTEMPT.try_with(|a| *request.timeout_mut() = Some(a.timeout));
+        // Only a per-call override needs a timer of its own; the client enforces its own.
+        let _ = ATTEMPT.try_with(|a| {
+            if let Some(timeout) = a.timeout_override {
+                *request.timeout_mut() = Some(timeout);
+            }
+        });
         let headers = match &self.auth {
             Auth::Order { application } => vec![(AUTHORIZATION, bearer(application).await?)],
             Auth::Member { client, user } => {
@@ -282,8 +288,8 @@ hooks!(crate::member::Client);
 
 /// What the hooks and the retry loop share about the attempt in flight.
 struct Attempt {
-    /// The attempt's timeout, set on the request by the pre hook.
-    timeout: Duration,
+    /// A per-call timeout, set on the request by the pre hook.
+    timeout_override: Option<Duration>,
     /// The HTTP status, for decode errors and telemetry (progenitor drops it); 0 if none.
     status: AtomicU16,
     /// Where a custom client's redirect led, if it followed one.
@@ -403,7 +409,9 @@ where
     Fut: Future<Output = Raw<R>>,
 {
     let retry = options.retry.as_ref().unwrap_or(&runtime.retry);
-    let timeout = options.timeout.unwrap_or(runtime.timeout);
+    // For messages: what bounds an attempt, when the SDK knows it.
+    let timeout = options.timeout.or(runtime.timeout);
+    let timeout_override = options.timeout;
     let deadline = options.deadline.or(runtime.deadline);
     let span = tracing::debug_span!(
         "licensing_call",
@@ -422,7 +430,7 @@ where
         loop {
             let attempt = attempts_made.fetch_add(1, Ordering::Relaxed) + 1;
             let state = Attempt {
-                timeout,
+                timeout_override,
                 status: AtomicU16::new(0),
                 redirected: std::sync::Mutex::new(None),
             };
@@ -549,7 +557,7 @@ async fn settle<R: Envelope>(
     op: &'static Operation,
     raw: Raw<R>,
     status: u16,
-    attempt_timeout: Duration,
+    attempt_timeout: Option<Duration>,
 ) -> (Result<R::Data, Error>, Verdict) {
     use progenitor_client::Error as P;
     let operation = op.id;

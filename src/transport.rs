@@ -19,8 +19,9 @@ pub enum TransportKind {
     Dns,
     /// No connection within the connect timeout.
     ConnectTimeout,
-    /// Connected, but no complete reply within the attempt timeout.
-    ReadTimeout(Duration),
+    /// Connected, but no complete reply within the attempt timeout (when the SDK knows
+    /// it: not with a custom `reqwest::Client`).
+    ReadTimeout(Option<Duration>),
     /// The connection was reset or closed before the reply was complete.
     Reset,
     /// The proxy refused or failed the tunnel.
@@ -50,7 +51,8 @@ impl fmt::Display for TransportKind {
             Self::ConnectRefused => f.write_str("connection refused"),
             Self::Dns => f.write_str("host name not resolved (DNS)"),
             Self::ConnectTimeout => f.write_str("connect timeout"),
-            Self::ReadTimeout(after) => write!(f, "read timeout after {}", seconds(*after)),
+            Self::ReadTimeout(Some(after)) => write!(f, "read timeout after {}", seconds(*after)),
+            Self::ReadTimeout(None) => f.write_str("read timeout"),
             Self::Reset => f.write_str("connection reset or closed before the reply was complete"),
             Self::Proxy => f.write_str("proxy failure"),
             Self::Other => f.write_str("transport failure"),
@@ -88,7 +90,7 @@ impl StdError for TooLarge {}
 pub(crate) fn classify(
     operation: &'static str,
     source: reqwest::Error,
-    attempt_timeout: Duration,
+    attempt_timeout: Option<Duration>,
 ) -> (Error, Verdict) {
     if let Some(limit) = chain(&source).find_map(|e| e.downcast_ref::<TooLarge>().map(|t| t.limit))
     {
@@ -259,7 +261,13 @@ fn describe_certificate(problem: &rustls::CertificateError) -> String {
 /// quoted, so its first bytes stay readable.
 pub(crate) fn limit_body(response: reqwest::Response, limit: u64) -> reqwest::Response {
     let documented = matches!(response.status().as_u16(), 200 | 299);
-    let declared = response.content_length().filter(|_| documented);
+    let declared = response.content_length();
+    // hyper reads no more than a declared length, so a reply within the limit needs no
+    // counting: the common case stays as fast as reqwest alone.
+    if declared.is_some_and(|n| n <= limit) || (declared.is_some() && !documented) {
+        return response;
+    }
+    let declared = declared.filter(|_| documented);
     let response: http::Response<reqwest::Body> = response.into();
     let (parts, body) = response.into_parts();
     let body = if declared.is_some_and(|n| n > limit) {
@@ -307,7 +315,7 @@ mod tests {
         assert_eq!(seconds(Duration::from_secs(30)), "30 s");
         assert_eq!(seconds(Duration::from_millis(1500)), "1.5 s");
         assert_eq!(
-            TransportKind::ReadTimeout(Duration::from_secs(2)).to_string(),
+            TransportKind::ReadTimeout(Some(Duration::from_secs(2))).to_string(),
             "read timeout after 2 s"
         );
     }

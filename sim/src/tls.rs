@@ -77,6 +77,15 @@ impl TlsConfig {
         )
     }
 
+    /// Serves any axum `app` over TLS on `listener` with the simulator's own TLS stack,
+    /// until the future is dropped: for doubles and benchmarks that need an HTTPS server
+    /// beside the simulator.
+    pub async fn serve(self, listener: TcpListener, app: Router) -> io::Result<()> {
+        // Held for as long as the future lives: dropping it is the only stop signal.
+        let (_running, stopped) = oneshot::channel();
+        serve(listener, app, self, stopped).await
+    }
+
     /// A configuration from a PEM certificate chain file and a PEM private key file (they
     /// may be the same file).
     ///

@@ -271,7 +271,7 @@ async fn a_deadline_bounds_all_attempts_and_waits() {
         }
         // The last wait would have crossed the deadline, so the last error is returned.
         Err(Error::Transport {
-            kind: TransportKind::ReadTimeout(t),
+            kind: TransportKind::ReadTimeout(Some(t)),
             ..
         }) => assert_eq!(t, Duration::from_millis(150)),
         other => panic!("{other:?}"),

@@ -449,6 +449,11 @@ impl Report {
                 "GET with a list reply (queryEnterprise, 20 items)",
             ),
             ("post_body", "POST with a body (bindEnterprise)"),
+            (
+                "get_list_https",
+                "HTTPS GET with a list reply (queryEnterprise, 20 items)",
+            ),
+            ("post_body_https", "HTTPS POST with a body (bindEnterprise)"),
         ] {
             let r = &o[key];
             for (stat, name) in [("median", "median"), ("p99", "p99")] {
