@@ -202,7 +202,9 @@ async fn main() {
     for (suffix, tls) in [("", None), ("_https", Some(tls))] {
         let https = tls.is_some();
         let base = start_server(tls);
-        let mut http = reqwest::Client::builder();
+        // The same request on the wire: the SDK sends its user agent, so the hand side does.
+        let mut http = reqwest::Client::builder()
+            .user_agent(concat!("licensing-sdk/", env!("CARGO_PKG_VERSION")));
         if https {
             http =
                 http.tls_certs_only([reqwest::Certificate::from_pem(pki.ca.as_bytes()).unwrap()]);
