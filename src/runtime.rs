@@ -429,38 +429,8 @@ where
     let work = async move {
         loop {
             let attempt = attempts_made.fetch_add(1, Ordering::Relaxed) + 1;
-            let state = Attempt {
-                timeout_override,
-                status: AtomicU16::new(0),
-                redirected: std::sync::Mutex::new(None),
-            };
-            let (raw, state) = ATTEMPT
-                .scope(state, async {
-                    let raw = send(builder.clone()).await;
-                    let state = ATTEMPT.with(|a| {
-                        (
-                            a.status.load(Ordering::Relaxed),
-                            a.redirected
-                                .lock()
-                                .unwrap_or_else(PoisonError::into_inner)
-                                .take(),
-                        )
-                    });
-                    (raw, state)
-                })
-                .await;
-            let (status, redirected) = state;
-            let (result, verdict) = match redirected {
-                Some(location) => (
-                    Err(Error::Redirect {
-                        operation: op.id,
-                        status,
-                        location: Some(location),
-                    }),
-                    Verdict::Final,
-                ),
-                None => settle::<R>(op, raw, status, timeout).await,
-            };
+            let (result, verdict, status) =
+                one_attempt::<B, R, F, Fut>(op, &builder, &send, timeout_override, timeout).await;
             let mut delay = retry.delay(verdict, op.idempotent, attempt, started.elapsed());
             // A wait that would end past the deadline is not started: the last error says
             // more than "deadline exceeded".
@@ -473,14 +443,7 @@ where
             let Some(delay) = delay else {
                 let span = tracing::Span::current();
                 span.record("attempts", attempt);
-                span.record(
-                    "outcome",
-                    match &result {
-                        Ok(_) => "ok".to_string(),
-                        Err(e) => e.kind_name(),
-                    }
-                    .as_str(),
-                );
+                span.record("outcome", outcome(&result).as_str());
                 return result;
             };
             tokio::time::sleep(delay).await;
@@ -502,6 +465,60 @@ where
                 })
             }
         },
+    }
+}
+
+/// Sends one attempt with its own [`Attempt`] state: its result, what it allows, and the
+/// HTTP status it got (0 if none).
+async fn one_attempt<B, R, F, Fut>(
+    op: &'static Operation,
+    builder: &B,
+    send: &F,
+    timeout_override: Option<Duration>,
+    timeout: Option<Duration>,
+) -> (Result<R::Data, Error>, Verdict, u16)
+where
+    B: Clone,
+    R: Envelope,
+    F: Fn(B) -> Fut,
+    Fut: Future<Output = Raw<R>>,
+{
+    let state = Attempt {
+        timeout_override,
+        status: AtomicU16::new(0),
+        redirected: std::sync::Mutex::new(None),
+    };
+    let (raw, status, redirected) = ATTEMPT
+        .scope(state, async {
+            let raw = send(builder.clone()).await;
+            ATTEMPT.with(|a| {
+                let redirected = a
+                    .redirected
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take();
+                (raw, a.status.load(Ordering::Relaxed), redirected)
+            })
+        })
+        .await;
+    let (result, verdict) = match redirected {
+        Some(location) => (
+            Err(Error::Redirect {
+                operation: op.id,
+                status,
+                location: Some(location),
+            }),
+            Verdict::Final,
+        ),
+        None => settle::<R>(op, raw, status, timeout).await,
+    };
+    (result, verdict, status)
+}
+
+fn outcome<T>(result: &Result<T, Error>) -> String {
+    match result {
+        Ok(_) => "ok".to_string(),
+        Err(e) => e.kind_name(),
     }
 }
 
@@ -559,75 +576,67 @@ async fn settle<R: Envelope>(
     status: u16,
     attempt_timeout: Option<Duration>,
 ) -> (Result<R::Data, Error>, Verdict) {
+    match raw {
+        Ok(reply) => envelope::<R>(op.id, reply),
+        Err(failure) => {
+            let (error, verdict) = failed(op.id, failure, status, attempt_timeout).await;
+            (Err(error), verdict)
+        }
+    }
+}
+
+/// An attempt that produced no envelope: what happened, and whether a repeat may help.
+async fn failed(
+    operation: &'static str,
+    failure: progenitor_client::Error<()>,
+    status: u16,
+    attempt_timeout: Option<Duration>,
+) -> (Error, Verdict) {
     use progenitor_client::Error as P;
-    let operation = op.id;
-    let reply = match raw {
-        Ok(reply) => reply,
-        Err(P::InvalidRequest(message)) => {
-            let e = ValidationError::from_builder_message(&message);
-            return (Err(Error::Validation(e)), Verdict::Final);
+    let error = match failure {
+        P::InvalidRequest(message) => {
+            Error::Validation(ValidationError::from_builder_message(&message))
         }
-        Err(P::Custom(message)) => return (Err(Error::Credentials(message)), Verdict::Final),
-        Err(
-            P::CommunicationError(source)
-            | P::InvalidUpgrade(source)
-            | P::ResponseBodyError(source),
-        ) => {
-            let (error, verdict) = crate::transport::classify(operation, source, attempt_timeout);
-            return (Err(error), verdict);
+        P::Custom(message) => Error::Credentials(message),
+        P::CommunicationError(source)
+        | P::InvalidUpgrade(source)
+        | P::ResponseBodyError(source) => {
+            return crate::transport::classify(operation, source, attempt_timeout);
         }
-        Err(P::InvalidResponsePayload(body, e)) => {
-            let reason = e.to_string();
-            let excerpt = excerpt(&body);
-            return (
-                Err(Error::Decode {
-                    operation,
-                    status,
-                    reason,
-                    excerpt,
-                }),
-                Verdict::Final,
-            );
-        }
-        Err(P::UnexpectedResponse(response)) if response.status().is_redirection() => {
-            let location = response
+        P::InvalidResponsePayload(body, e) => Error::Decode {
+            operation,
+            status,
+            reason: e.to_string(),
+            excerpt: excerpt(&body),
+        },
+        P::UnexpectedResponse(response) if response.status().is_redirection() => Error::Redirect {
+            operation,
+            status: response.status().as_u16(),
+            location: response
                 .headers()
                 .get(reqwest::header::LOCATION)
-                .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned());
-            return (
-                Err(Error::Redirect {
-                    operation,
-                    status: response.status().as_u16(),
-                    location,
-                }),
-                Verdict::Final,
-            );
-        }
-        Err(P::UnexpectedResponse(response)) => {
-            let status = response.status().as_u16();
+                .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned()),
+        },
+        P::UnexpectedResponse(response) => Error::UnexpectedStatus {
+            operation,
+            status: response.status().as_u16(),
             // Only what the message shows is read: a huge error page costs nothing.
-            let excerpt = crate::transport::read_excerpt(response, EXCERPT_BYTES).await;
-            return (
-                Err(Error::UnexpectedStatus {
-                    operation,
-                    status,
-                    excerpt,
-                }),
-                Verdict::Final,
-            );
-        }
-        Err(P::ErrorResponse(response)) => {
-            let status = response.status().as_u16();
-            return (
-                Err(Error::UnexpectedStatus {
-                    operation,
-                    status,
-                    excerpt: String::new(),
-                }),
-                Verdict::Final,
-            );
-        }
+            excerpt: crate::transport::read_excerpt(response, EXCERPT_BYTES).await,
+        },
+        P::ErrorResponse(response) => Error::UnexpectedStatus {
+            operation,
+            status: response.status().as_u16(),
+            excerpt: String::new(),
+        },
     };
+    (error, Verdict::Final)
+}
+
+/// A decoded envelope: its `data`, or the business error it reports.
+fn envelope<R: Envelope>(
+    operation: &'static str,
+    reply: ResponseValue<R>,
+) -> (Result<R::Data, Error>, Verdict) {
     let http_status = reply.status().as_u16();
     let Parts {
         code,
@@ -638,18 +647,15 @@ async fn settle<R: Envelope>(
     let Some(code) = code.error_code() else {
         return match data {
             Some(data) => (Ok(data), Verdict::Final),
-            None => {
-                let reason = "success reply without `data`".to_string();
-                (
-                    Err(Error::Decode {
-                        operation,
-                        status: http_status,
-                        reason,
-                        excerpt: String::new(),
-                    }),
-                    Verdict::Final,
-                )
-            }
+            None => (
+                Err(Error::Decode {
+                    operation,
+                    status: http_status,
+                    reason: "success reply without `data`".to_string(),
+                    excerpt: String::new(),
+                }),
+                Verdict::Final,
+            ),
         };
     };
     // The documents say code 500 means "network exception, retry".

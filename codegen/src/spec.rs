@@ -138,24 +138,7 @@ pub fn operations(spec: &OpenAPI) -> Result<Vec<Op>, String> {
         let idempotent = ext("x-idempotent").and_then(Value::as_bool).ok_or(format!(
             "{id}: `x-idempotent: true|false` is required (retry classification)"
         ))?;
-        let own = code_list(ext("x-error-codes")).ok_or(format!(
-            "{id}: `x-error-codes` (a list of the codes the document gives for it, beyond the \
-             document-level ones) is required"
-        ))?;
-        let mut error_codes = service.clone();
-        for code in own {
-            if !catalogue.contains(&code) {
-                return Err(format!(
-                    "{id}: x-error-codes: `{code}` is not a value of the `ErrorCode` schema"
-                ));
-            }
-            if error_codes.contains(&code) {
-                return Err(format!(
-                    "{id}: x-error-codes: `{code}` is listed twice (or is already document-wide)"
-                ));
-            }
-            error_codes.push(code);
-        }
+        let error_codes = error_codes(&id, &service, &catalogue, ext("x-error-codes"))?;
         let partial_code = ext("x-partial-success-code")
             .map(|v| {
                 v.as_str()
@@ -170,39 +153,8 @@ pub fn operations(spec: &OpenAPI) -> Result<Vec<Op>, String> {
                 "{id}: x-partial-success-code `{code}` is not in its x-error-codes"
             ));
         }
-        let reply = op
-            .responses
-            .responses
-            .get(&StatusCode::Code(200))
-            .and_then(|r| response_schema(spec, r))
-            .ok_or(format!("{id}: no HTTP 200 reply schema"))?;
-        for status in [200, 299] {
-            let schema = op
-                .responses
-                .responses
-                .get(&StatusCode::Code(status))
-                .and_then(|r| response_schema(spec, r));
-            if schema.as_deref() != Some(reply.as_str()) {
-                return Err(format!(
-                    "{id}: HTTP {status} must reply with `{reply}` (one envelope per operation)"
-                ));
-            }
-        }
-        let request = match &op.request_body {
-            None => None,
-            Some(ReferenceOr::Item(body)) => Some(
-                body.content
-                    .get("application/json")
-                    .and_then(|m| m.schema.as_ref())
-                    .and_then(ref_name)
-                    .ok_or(format!(
-                        "{id}: the request body must be an application/json named schema"
-                    ))?,
-            ),
-            Some(ReferenceOr::Reference { .. }) => {
-                return Err(format!("{id}: the request body must be inline"));
-            }
-        };
+        let reply = reply(spec, &id, op)?;
+        let request = request(&id, op)?;
         let pagination = match ext("x-pagination") {
             None => None,
             Some(p) => Some(pagination(spec, &id, &reply, p, op)?),
@@ -221,6 +173,73 @@ pub fn operations(spec: &OpenAPI) -> Result<Vec<Op>, String> {
         });
     }
     Ok(ops)
+}
+
+/// The document-level codes followed by the operation's own `x-error-codes`, each a value
+/// of `ErrorCode` and listed once.
+fn error_codes(
+    id: &str,
+    service: &[String],
+    catalogue: &BTreeSet<String>,
+    own: Option<&Value>,
+) -> Result<Vec<String>, String> {
+    let own = code_list(own).ok_or(format!(
+        "{id}: `x-error-codes` (a list of the codes the document gives for it, beyond the \
+         document-level ones) is required"
+    ))?;
+    let mut codes = service.to_vec();
+    for code in own {
+        if !catalogue.contains(&code) {
+            return Err(format!(
+                "{id}: x-error-codes: `{code}` is not a value of the `ErrorCode` schema"
+            ));
+        }
+        if codes.contains(&code) {
+            return Err(format!(
+                "{id}: x-error-codes: `{code}` is listed twice (or is already document-wide)"
+            ));
+        }
+        codes.push(code);
+    }
+    Ok(codes)
+}
+
+/// The reply envelope's schema: one for HTTP 200 and 299 alike.
+fn reply(spec: &OpenAPI, id: &str, op: &openapiv3::Operation) -> Result<String, String> {
+    let schema = |status| {
+        op.responses
+            .responses
+            .get(&StatusCode::Code(status))
+            .and_then(|r| response_schema(spec, r))
+    };
+    let reply = schema(200).ok_or(format!("{id}: no HTTP 200 reply schema"))?;
+    for status in [200, 299] {
+        if schema(status).as_deref() != Some(reply.as_str()) {
+            return Err(format!(
+                "{id}: HTTP {status} must reply with `{reply}` (one envelope per operation)"
+            ));
+        }
+    }
+    Ok(reply)
+}
+
+/// The request body's schema, if the operation takes one.
+fn request(id: &str, op: &openapiv3::Operation) -> Result<Option<String>, String> {
+    match &op.request_body {
+        None => Ok(None),
+        Some(ReferenceOr::Item(body)) => body
+            .content
+            .get("application/json")
+            .and_then(|m| m.schema.as_ref())
+            .and_then(ref_name)
+            .map(Some)
+            .ok_or(format!(
+                "{id}: the request body must be an application/json named schema"
+            )),
+        Some(ReferenceOr::Reference { .. }) => {
+            Err(format!("{id}: the request body must be inline"))
+        }
+    }
 }
 
 /// The schema name of a response's `application/json` body.
