@@ -215,14 +215,44 @@ impl Reply for m::AddMembersReply {
 }
 
 /// HTTP 200 with the success envelope, or HTTP 299 with the error envelope.
+///
+/// Every reply goes through here, so this is where the documents are enforced: a failure
+/// whose code the documents do not give for `op` is a simulator bug. Debug builds (every
+/// test run) panic, which drops the connection so the caller sees an error; release builds
+/// log it at error level and still answer.
 pub(crate) fn respond<R: Reply>(op: &Operation, result: Result<R::Data, Failure>) -> Response {
     match result {
         Ok(data) => (StatusCode::OK, Json(R::success(data))).into_response(),
         Err(failure) => {
+            if !op.documents(failure.code.as_str()) {
+                undocumented(op, &failure);
+            }
             tracing::debug!(operation = op.id, code = %failure.code, cause = %failure.cause, "business exception");
             (business_exception(), Json(R::failure(failure))).into_response()
         }
     }
+}
+
+/// A failure code the documents do not give for the operation.
+#[cfg(debug_assertions)]
+fn undocumented(op: &Operation, failure: &Failure) {
+    panic!(
+        "simulator bug: {} answered code {}, which the documents do not list for it \
+         (documented: {:?}); cause: {}",
+        op.id, failure.code, op.error_codes, failure.cause
+    );
+}
+
+/// A failure code the documents do not give for the operation.
+#[cfg(not(debug_assertions))]
+fn undocumented(op: &Operation, failure: &Failure) {
+    tracing::error!(
+        operation = op.id,
+        code = %failure.code,
+        documented = ?op.error_codes,
+        cause = %failure.cause,
+        "simulator bug: an error code the documents do not list for this operation"
+    );
 }
 
 /// A request as the handlers see it. Extracting it never fails: whatever cannot be read
@@ -313,8 +343,37 @@ impl Call {
             return Ok(typed);
         }
         let object = self.object()?;
-        serde_json::from_value(Value::Object(object)).map_err(|e| e.to_string())
+        match serde_json::from_value::<T>(Value::Object(object.clone())) {
+            Ok(typed) => Ok(typed),
+            Err(e) => Err(name_the_field::<T>(&object, &e)),
+        }
     }
+}
+
+/// The error of reading `object` as `T`, prefixed with the top-level field it is about.
+///
+/// serde's errors name a missing or unknown field but not one of the wrong type. The
+/// derived deserializers read the fields in the object's order and stop at the first bad
+/// one, reporting missing fields only at the end; so the first prefix of the object that
+/// fails for another reason than a missing field ends with the culprit.
+fn name_the_field<T: DeserializeOwned>(
+    object: &Map<String, Value>,
+    error: &serde_json::Error,
+) -> String {
+    let message = error.to_string();
+    if message.starts_with("missing field") || message.starts_with("unknown field") {
+        return message;
+    }
+    let mut prefix = Map::new();
+    for (key, value) in object {
+        prefix.insert(key.clone(), value.clone());
+        if let Err(e) = serde_json::from_value::<T>(Value::Object(prefix.clone()))
+            && !e.to_string().starts_with("missing field")
+        {
+            return format!("{key}: {message}");
+        }
+    }
+    message
 }
 
 /// Which service a request is for.
@@ -357,15 +416,18 @@ pub(crate) async fn gate(State(route): State<Route>, req: Request, next: Next) -
         .await
         .is_err()
     {
-        return error(op, service.invalid("a path parameter is not valid UTF-8"));
+        return error(op, malformed(op, "a path parameter is not valid UTF-8"));
     }
     if let Err(failure) = authenticate(&shared.config, service, &parts.headers) {
         return error(op, failure);
     }
     let Ok(Query(query)) = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri) else {
-        return error(op, service.invalid("the query string cannot be decoded"));
+        return error(
+            op,
+            malformed(op, "the query string (and g_nonce in it) cannot be decoded"),
+        );
     };
-    if let Err(failure) = check_nonce(&shared, service, &query) {
+    if let Err(failure) = check_nonce(&shared, op, &query) {
         return error(op, failure);
     }
     let user_center = op.documents(ErrorCode::UserCenterException.as_str());
@@ -438,21 +500,46 @@ fn authenticate(config: &Config, service: Service, headers: &HeaderMap) -> Resul
     }
 }
 
-/// A missing `g_nonce` is a missing parameter (`13004` / `40000`); a replayed one is
-/// refused with `13004` by the order service and as a failed security check (`70001`) by
-/// the member center.
-fn check_nonce(
-    shared: &Shared,
-    service: Service,
-    query: &[(String, String)],
-) -> Result<(), Failure> {
-    let nonce = query
+/// A request the gate refuses before any handler reads it: an undecodable path or
+/// query, or a missing, empty or repeated `g_nonce`. The order service answers `13004`;
+/// the member center "parameter empty" (`40000`) where the operation documents it and
+/// otherwise the service-wide "security check failed" (`70001`), the code of its
+/// anti-replay check. The message names what is wrong.
+pub(crate) fn malformed(op: &Operation, cause: impl Into<String>) -> Failure {
+    let cause = cause.into();
+    match Service::from(op.service) {
+        Service::Order => Service::Order.invalid(cause),
+        Service::Member => {
+            let code = if op.documents(ErrorCode::ParameterEmpty.as_str()) {
+                ErrorCode::ParameterEmpty
+            } else {
+                ErrorCode::SecurityCheckFailed
+            };
+            let message = format!("{}: {cause}", standard_message(&code));
+            Failure::with_message(code, message, cause)
+        }
+    }
+}
+
+/// A missing, empty or repeated `g_nonce` is a malformed request ([`malformed`]); a
+/// replayed one is refused with `13004` by the order service and as a failed security
+/// check (`70001`) by the member center. A request carrying two `g_nonce`s is refused
+/// whatever their values (a fresh one cannot launder a used one), and neither is recorded.
+fn check_nonce(shared: &Shared, op: &Operation, query: &[(String, String)]) -> Result<(), Failure> {
+    let mut nonces = query
         .iter()
-        .find(|(k, _)| k == "g_nonce")
-        .map(|(_, v)| v.as_str())
-        .filter(|v| !v.is_empty());
-    let Some(nonce) = nonce else {
-        return Err(service.invalid("g_nonce is required"));
+        .filter(|(k, _)| k == "g_nonce")
+        .map(|(_, v)| v.as_str());
+    let (first, second) = (nonces.next(), nonces.next());
+    if second.is_some() {
+        let given = 2 + nonces.count();
+        return Err(malformed(
+            op,
+            format!("g_nonce must be given exactly once (given {given} times)"),
+        ));
+    }
+    let Some(nonce) = first.filter(|v| !v.is_empty()) else {
+        return Err(malformed(op, "g_nonce is required"));
     };
     let fresh = shared
         .nonces
@@ -463,9 +550,13 @@ fn check_nonce(
         return Ok(());
     }
     let cause = "g_nonce has already been used (replayed request)";
-    Err(match service {
-        Service::Order => service.invalid(cause),
-        Service::Member => Failure::new(ErrorCode::SecurityCheckFailed, cause),
+    Err(match Service::from(op.service) {
+        Service::Order => Service::Order.invalid(cause),
+        Service::Member => Failure::with_message(
+            ErrorCode::SecurityCheckFailed,
+            format!("security check failed: {cause}"),
+            cause,
+        ),
     })
 }
 

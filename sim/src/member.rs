@@ -2,8 +2,11 @@
 //! products under an asset, assigning assets to employees and lending.
 //!
 //! A body that is missing, not JSON or not the documented shape answers `40000`
-//! ("parameter empty"), the member center's one generic code; the documented per-field
-//! codes are checked on the raw JSON first, so each rule answers its own code.
+//! ("parameter empty"), the member center's one generic code, on the operations whose
+//! document row gives it; `configureMemberAssets`, whose row does not, answers `60024`.
+//! The documented per-field codes are checked on the raw JSON first, so each rule answers
+//! its own code where the operation's row gives it (`editMember` gives fewer than
+//! `addMembers`). `http::respond` refuses any code the row does not give.
 
 use std::{collections::BTreeSet, ops::RangeInclusive};
 
@@ -289,6 +292,21 @@ fn no_such_member(enterprise: &str, member: &str) -> Failure {
     )
 }
 
+/// The code `editMember` answers for a broken field rule. Its document row gives only
+/// "name too long" (`30002`) and "remark too long" (`30003`) of the add operation's field
+/// codes; every other rule (an empty or non-alphanumeric account, an empty name, a bad
+/// mobile number or group id) answers "parameter empty" (`40000`), which it does give.
+fn edit_code(failure: Failure) -> Failure {
+    match failure.code {
+        E::NameTooLong | E::RemarkTooLong | E::ParameterEmpty => failure,
+        _ => Failure::with_message(
+            E::ParameterEmpty,
+            format!("parameter empty or invalid: {}", failure.cause),
+            failure.cause,
+        ),
+    }
+}
+
 /// Sets the given fields (name, department, remark, security mobile); `userName` must
 /// be valid but cannot change.
 pub(crate) fn edit_member(sim: &Shared, call: &Call) -> Result<(), Failure> {
@@ -300,7 +318,7 @@ pub(crate) fn edit_member(sim: &Shared, call: &Call) -> Result<(), Failure> {
         .get(enterprise)
         .map(|e| e.code.clone())
         .unwrap_or_default();
-    check_fields(&body, &code)?;
+    check_fields(&body, &code).map_err(edit_code)?;
     let edit: m::EditMemberRequest =
         serde_json::from_value(Value::Object(body)).map_err(|e| empty(e.to_string()))?;
     let Some(record) = state
@@ -359,6 +377,13 @@ pub(crate) fn delete_member(sim: &Shared, call: &Call) -> Result<(), Failure> {
     Ok(())
 }
 
+/// A query parameter that is present but not acceptable: `40000`, the list's one
+/// parameter code, with a message saying what is wrong rather than "parameter empty".
+fn bad_parameter(message: String, value: &str) -> Failure {
+    let cause = format!("{message} (is {value:?})");
+    Failure::with_message(E::ParameterEmpty, message, cause)
+}
+
 /// A required positive `int32` query parameter.
 fn page_parameter(call: &Call, name: &str) -> Result<i32, Failure> {
     let value = call
@@ -366,9 +391,10 @@ fn page_parameter(call: &Call, name: &str) -> Result<i32, Failure> {
         .ok_or_else(|| empty(format!("{name} is required")))?;
     match value.parse::<i32>() {
         Ok(n) if n >= 1 => Ok(n),
-        _ => Err(empty(format!(
-            "{name} must be a positive 32-bit integer (is {value:?})"
-        ))),
+        _ => Err(bad_parameter(
+            format!("{name} must be a positive 32-bit integer"),
+            value,
+        )),
     }
 }
 
@@ -378,17 +404,16 @@ pub(crate) fn list_members(sim: &Shared, call: &Call) -> Result<m::MemberPage, F
     let page_num = page_parameter(call, "pageNum")?;
     let page_size = page_parameter(call, "pageSize")?;
     if page_size > MAX_PAGE_SIZE {
-        return Err(empty(format!(
-            "pageSize must be at most {MAX_PAGE_SIZE} (is {page_size})"
-        )));
+        return Err(bad_parameter(
+            format!("pageSize must be at most {MAX_PAGE_SIZE}"),
+            &page_size.to_string(),
+        ));
     }
     let department = match call.query("departmentId") {
         None => None,
-        Some(value) => Some(
-            value
-                .parse::<i64>()
-                .map_err(|_| empty(format!("departmentId must be an integer (is {value:?})")))?,
-        ),
+        Some(value) => Some(value.parse::<i64>().map_err(|_| {
+            bad_parameter("departmentId must be a 64-bit integer".to_string(), value)
+        })?),
     };
     let keyword = call
         .query("keyword")
@@ -444,7 +469,18 @@ fn to_i32(n: i64) -> i32 {
 }
 
 /// A page with PageHelper's `PageInfo` semantics (`reasonable` off: a page past the end
-/// is empty, not clamped), 8 navigation page numbers.
+/// is empty, not clamped), 8 navigation page numbers, made self-consistent on every page:
+///
+/// - `size` items from `startRow` to `endRow` (1-based, inclusive); both 0 when empty;
+/// - `navigatepageNums` are real pages (1 to `pages`, empty when there are none), around
+///   the current page or, past the end, the last ones; `firstPage`/`lastPage` are their
+///   ends;
+/// - `prePage` is the page before, or the last page when the current one is past the end
+///   (PageHelper would name the page before, itself empty), 0 when there is none, and
+///   `hasPreviousPage` is `prePage > 0`;
+/// - `nextPage` is the page after while there is one, else 0, and `hasNextPage` is
+///   `nextPage > 0`; `isLastPage` is its negation (no page follows; true past the end);
+/// - `isFirstPage` is `pageNum == 1`.
 fn page(all: &[m::MemberListItem], page_num: i32, page_size: i32) -> m::MemberPage {
     let (num, size) = (i64::from(page_num), i64::from(page_size));
     let total = all.len() as i64;
@@ -464,15 +500,15 @@ fn page(all: &[m::MemberListItem], page_num: i32, page_size: i32) -> m::MemberPa
     } else {
         (offset + 1, offset + on_page)
     };
-    let navigation = navigate(num, pages);
-    let (pre_page, next_page) = if navigation.is_empty() {
-        (0, 0)
+    let navigation = navigate(num.min(pages), pages);
+    let pre_page = if num > pages {
+        pages
+    } else if num > 1 {
+        num - 1
     } else {
-        (
-            if num > 1 { num - 1 } else { 0 },
-            if num < pages { num + 1 } else { 0 },
-        )
+        0
     };
+    let next_page = if num < pages { num + 1 } else { 0 };
     m::MemberPage {
         page_num,
         page_size,
@@ -488,9 +524,9 @@ fn page(all: &[m::MemberListItem], page_num: i32, page_size: i32) -> m::MemberPa
         next_page: to_i32(next_page),
         last_page: navigation.last().copied().unwrap_or(0),
         is_first_page: num == 1,
-        is_last_page: num == pages || pages == 0,
-        has_previous_page: num > 1,
-        has_next_page: num < pages,
+        is_last_page: next_page == 0,
+        has_previous_page: pre_page > 0,
+        has_next_page: next_page > 0,
         navigate_pages: NAVIGATE_PAGES as i32,
         navigatepage_nums: navigation,
     }
@@ -697,12 +733,24 @@ fn resolve_member(state: &State, key: &str) -> Result<String, Failure> {
 
 /// Revokes `deleteAssets` from the employee and assigns `addAssets` to it (taking them
 /// from whoever held them). All numbers are checked before anything changes.
+///
+/// Its document row gives no parameter code (no `40000`): a body that cannot be read as
+/// the two lists of asset numbers, or that names more than the simulator looks up, answers
+/// "asset number not found" (`60024`), the row's code about the asset numbers the request
+/// carries, with a message saying what is wrong.
 pub(crate) fn configure_member_assets(sim: &Shared, call: &Call) -> Result<(), Failure> {
-    let req: m::ConfigureAssetsRequest = call.body().map_err(empty)?;
+    let unreadable = |cause: String| {
+        Failure::with_message(
+            E::AssetNumberNotFound,
+            format!("asset numbers not found in the request: {cause}"),
+            cause,
+        )
+    };
+    let req: m::ConfigureAssetsRequest = call.body().map_err(unreadable)?;
     let named = req.delete_assets.len() + req.add_assets.len();
     if named > MAX_ASSETS_PER_CALL {
-        return Err(empty(format!(
-            "at most {MAX_ASSETS_PER_CALL} asset numbers per call (has {named})"
+        return Err(unreadable(format!(
+            "at most {MAX_ASSETS_PER_CALL} asset numbers are looked up per call (has {named})"
         )));
     }
     let mut guard = sim.state_mut();
@@ -952,7 +1000,29 @@ mod tests {
 
         let past = page(&all, 9, 10);
         assert_eq!((past.size, past.start_row, past.end_row), (0, 0, 0));
-        assert!(!past.is_last_page && !past.has_next_page);
+        assert!(past.is_last_page && !past.has_next_page && past.has_previous_page);
+        assert_eq!(
+            (
+                past.pre_page,
+                past.next_page,
+                past.first_page,
+                past.last_page
+            ),
+            (3, 0, 1, 3)
+        );
+        assert_eq!(past.navigatepage_nums, [1, 2, 3]);
+
+        // Past the end of many pages: the navigation shows the last 8.
+        let many = items(200);
+        let far = page(&many, 1000, 10);
+        assert_eq!((far.pre_page, far.next_page, far.pages), (20, 0, 20));
+        assert_eq!(far.navigatepage_nums, (13..=20).collect::<Vec<_>>());
+        assert!(far.has_previous_page && far.is_last_page && !far.has_next_page);
+
+        // No items at all, asked for a later page: nothing before, nothing after.
+        let nothing = page(&[], 5, 10);
+        assert_eq!((nothing.pre_page, nothing.next_page), (0, 0));
+        assert!(!nothing.has_previous_page && !nothing.has_next_page && nothing.is_last_page);
 
         let none = page(&[], 1, 10);
         assert_eq!(

@@ -1,6 +1,7 @@
 //! The simulator's tests, one binary: error codes, operations end to end, protocol, and
 //! the router against the operation table, and HTTPS.
 
+mod conformance;
 mod errors;
 mod operations;
 #[path = "../../../tests/support/pki.rs"]
