@@ -612,16 +612,28 @@ pub(crate) fn list_asset_products(sim: &Shared, call: &Call) -> Result<m::AssetP
             format!("no asset with id {id:?}"),
         ));
     };
+    // Lending moves the rights (the member-center state table): a source asset whose
+    // rights are lent lists none of them; the lent lock lists its own and the lent ones.
+    let mut sources: Vec<&Asset> = Vec::new();
+    if asset.lent_into.is_none() {
+        sources.push(asset);
+    }
+    if let Some(loan) = state.loans.get(&asset.num) {
+        sources.extend(
+            loan.assets
+                .iter()
+                .filter_map(|id| state.asset_ids.get(id))
+                .filter_map(|num| state.assets.get(num)),
+        );
+    }
     Ok(m::AssetProducts {
-        product_instance_list: asset
-            .products
+        product_instance_list: sources
             .iter()
-            .map(|p| product_instance(asset, p))
+            .flat_map(|a| a.products.iter().map(|p| product_instance(a, p)))
             .collect(),
-        children: asset
-            .merchandises
+        children: sources
             .iter()
-            .map(|p| package_node(asset, p))
+            .flat_map(|a| a.merchandises.iter().map(|p| package_node(a, p)))
             .collect(),
     })
 }

@@ -557,6 +557,12 @@ async fn locks_change_only_for_refillable_and_big_customer_locks() {
 /// Buys a refillable lent lock `lock` and a product asset, assigns the asset to a new
 /// employee and lends it into the lock. Returns the lock number and the employee.
 async fn lent_lock_with_loan(env: &Env, ent: &Enterprise, lock: &str) -> (String, String) {
+    let (lock, member, _) = lend_one_asset(env, ent, lock).await;
+    (lock, member)
+}
+
+/// As [`lent_lock_with_loan`], also returning the lent asset's id.
+async fn lend_one_asset(env: &Env, ent: &Enterprise, lock: &str) -> (String, String, String) {
     env.order(new_buy(
         ent,
         "normal_recover_usbkey",
@@ -575,11 +581,50 @@ async fn lent_lock_with_loan(env: &Env, ent: &Enterprise, lock: &str) -> (String
         .body(
             mt::LendAssetsRequest::builder()
                 .borrowed_usb_key(lock)
-                .asset_i_ds(vec![asset_id]),
+                .asset_i_ds(vec![asset_id.clone()]),
         )
         .await
         .unwrap();
-    (lock.to_string(), member)
+    (lock.to_string(), member, asset_id)
+}
+
+/// The member-center state table: after lending, the lent lock lists the lent products
+/// and the source asset no longer does.
+#[tokio::test]
+async fn lending_moves_the_product_rights() {
+    let env = start().await;
+    let ent = env.enterprise("Acme").await;
+    let lock_num = env.allocate(1).await.remove(0);
+    let uris = |products: &mt::AssetProducts| -> Vec<String> {
+        let mut uris: Vec<String> = products
+            .product_instance_list
+            .iter()
+            .map(|p| p.product_uri.clone())
+            .collect();
+        uris.sort();
+        uris
+    };
+    let (lock, _member, source) = lend_one_asset(&env, &ent, &lock_num).await;
+    let lock_id = env.asset_id(&ent, &lock).await;
+    let on_lock = env
+        .member
+        .list_asset_products()
+        .asset_id(&lock_id)
+        .await
+        .unwrap();
+    assert_eq!(
+        uris(&on_lock),
+        ["cad", "lock"],
+        "the lock's own and the lent product"
+    );
+    let on_source = env
+        .member
+        .list_asset_products()
+        .asset_id(&source)
+        .await
+        .unwrap();
+    assert!(uris(&on_source).is_empty(), "{on_source:?}");
+    assert!(on_source.children.is_empty());
 }
 
 #[tokio::test]
