@@ -253,6 +253,11 @@ pub fn mock(id: &str, values: &[&str]) -> MockBuilder {
 }
 
 /// Answers operation `id` (its path filled with `values`) with `status` and a JSON body.
+/// Answers `id` (an operation without path parameters) with its documented success reply.
+pub async fn reply_documented(server: &MockServer, id: &str) {
+    reply(server, id, &[], 200, reply_example(id)).await;
+}
+
 pub async fn reply(server: &MockServer, id: &str, values: &[&str], status: u16, body: Value) {
     mock(id, values)
         .respond_with(ResponseTemplate::new(status).set_body_json(body))

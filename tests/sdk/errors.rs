@@ -266,14 +266,7 @@ async fn code_500_is_retried_until_success() {
             .mount(&server)
             .await;
     }
-    reply(
-        &server,
-        "allocateShellNums",
-        &[],
-        200,
-        reply_example("allocateShellNums"),
-    )
-    .await;
+    reply_documented(&server, "allocateShellNums").await;
     reply(
         &server,
         "lendAssets",
@@ -413,14 +406,7 @@ async fn timeout_is_retried_for_idempotent_operations() {
         .up_to_n_times(1)
         .mount(&server)
         .await;
-    reply(
-        &server,
-        "queryEnterprise",
-        &[],
-        200,
-        reply_example("queryEnterprise"),
-    )
-    .await;
+    reply_documented(&server, "queryEnterprise").await;
     let o = quick_timeout_order(&server.uri());
 
     call_operation(&o, &member_client(&server.uri()), "queryEnterprise")

@@ -203,14 +203,7 @@ fn log_output() -> Buffer {
 async fn tracing_output_has_operations_but_no_tokens() {
     let logs = log_output();
     let server = MockServer::start().await;
-    reply(
-        &server,
-        "queryEnterprise",
-        &[],
-        200,
-        reply_example("queryEnterprise"),
-    )
-    .await;
+    reply_documented(&server, "queryEnterprise").await;
     // A retried call logs its error between attempts.
     Mock::given(any())
         .respond_with(ResponseTemplate::new(299).set_body_json(json!({

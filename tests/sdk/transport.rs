@@ -182,14 +182,7 @@ fn from_env_reads_every_setting() {
 #[tokio::test]
 async fn tokens_from_the_environment_are_sent_and_never_shown() {
     let server = MockServer::start().await;
-    reply(
-        &server,
-        "queryEnterprise",
-        &[],
-        200,
-        reply_example("queryEnterprise"),
-    )
-    .await;
+    reply_documented(&server, "queryEnterprise").await;
     let uri = server.uri();
     let client = order::Client::builder_from_vars(vars(&[
         ("LICENSING_ORDER_URL", &uri),
@@ -376,6 +369,13 @@ const LIMIT: u64 = 1024 * 1024;
 const READ_BOUND: u64 = 48 * 1024 * 1024;
 const HUGE: u64 = 500 * 1024 * 1024;
 
+/// The client stopped reading: the server got no more than [`READ_BOUND`] out.
+async fn assert_read_bounded(written: &AtomicU64, what: &str) {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let sent = written.load(Ordering::SeqCst);
+    assert!(sent < READ_BOUND, "{what}: the server got {sent} bytes out");
+}
+
 #[tokio::test]
 async fn an_oversized_reply_ends_at_the_limit() {
     for (head, what) in [
@@ -401,9 +401,7 @@ async fn an_oversized_reply_ends_at_the_limit() {
             }
             other => panic!("{what}: {other:?}"),
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let sent = written.load(Ordering::SeqCst);
-        assert!(sent < READ_BOUND, "{what}: the server got {sent} bytes out");
+        assert_read_bounded(&written, what).await;
     }
 }
 
@@ -426,9 +424,7 @@ async fn a_huge_error_page_is_quoted_not_read() {
         }
         other => panic!("{other:?}"),
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let sent = written.load(Ordering::SeqCst);
-    assert!(sent < READ_BOUND, "the server got {sent} bytes out");
+    assert_read_bounded(&written, "HTTP 500").await;
 }
 
 #[tokio::test]
@@ -506,14 +502,7 @@ async fn a_custom_client_that_follows_redirects_gets_an_error_not_the_reply() {
 #[tokio::test]
 async fn a_custom_client_keeps_the_sdk_user_agent() {
     let server = MockServer::start().await;
-    reply(
-        &server,
-        "queryEnterprise",
-        &[],
-        200,
-        reply_example("queryEnterprise"),
-    )
-    .await;
+    reply_documented(&server, "queryEnterprise").await;
     let custom = reqwest::Client::builder()
         .user_agent("their-agent/1.0")
         .build()
@@ -667,14 +656,7 @@ fn every_attempt_is_one_event_with_the_semantic_convention_names() {
                 .up_to_n_times(1)
                 .mount(&server)
                 .await;
-            reply(
-                &server,
-                "queryEnterprise",
-                &[],
-                200,
-                reply_example("queryEnterprise"),
-            )
-            .await;
+            reply_documented(&server, "queryEnterprise").await;
             let client = order_client_with(&server.uri(), fast_retry(3));
             query(&client).await.expect("second attempt succeeds");
         });

@@ -605,14 +605,7 @@ async fn allocate_shell_nums() {
 #[tokio::test]
 async fn nonces_are_unique_across_calls() {
     let server = MockServer::start().await;
-    reply(
-        &server,
-        "queryEnterprise",
-        &[],
-        200,
-        reply_example("queryEnterprise"),
-    )
-    .await;
+    reply_documented(&server, "queryEnterprise").await;
     let client = order_client(&server.uri());
     for _ in 0..25 {
         client
