@@ -521,52 +521,39 @@ async fn a_custom_client_keeps_the_sdk_user_agent() {
 
 #[tokio::test]
 async fn transport_errors_say_what_happened() {
-    let client = order_builder(&refused_url())
-        .retry(RetryPolicy::Never)
-        .build()
-        .unwrap();
-    let e = query(&client).await.unwrap_err();
+    /// The error of one `queryEnterprise` attempt against `url`.
+    async fn failure(url: &str) -> Error {
+        let client = order_builder(url)
+            .retry(RetryPolicy::Never)
+            .build()
+            .unwrap();
+        query(&client).await.unwrap_err()
+    }
+    fn kind(e: &Error) -> (&TransportKind, bool) {
+        match e {
+            Error::Transport {
+                kind,
+                may_have_been_sent,
+                ..
+            } => (kind, *may_have_been_sent),
+            other => panic!("expected a transport error, got {other:?}"),
+        }
+    }
+
+    let e = failure(&refused_url()).await;
     let text = e.to_string();
     assert!(text.contains("connection refused"), "{text}");
     assert!(text.contains("was not sent"), "{text}");
     assert_eq!(e.kind_name(), "connect_refused");
 
-    let client = order_builder("http://no-such-host.invalid")
-        .retry(RetryPolicy::Never)
-        .build()
-        .unwrap();
-    let e = query(&client).await.unwrap_err();
-    assert!(
-        matches!(
-            &e,
-            Error::Transport {
-                kind: TransportKind::Dns,
-                may_have_been_sent: false,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
+    let e = failure("http://no-such-host.invalid").await;
+    assert_eq!(kind(&e), (&TransportKind::Dns, false), "{e:?}");
     assert!(e.to_string().contains("DNS"), "{e}");
 
     // Reset: the server reads the request and closes without answering.
     let (url, _, _) = raw_server(|_, _| {});
-    let client = order_builder(&url)
-        .retry(RetryPolicy::Never)
-        .build()
-        .unwrap();
-    let e = query(&client).await.unwrap_err();
-    assert!(
-        matches!(
-            &e,
-            Error::Transport {
-                kind: TransportKind::Reset,
-                may_have_been_sent: true,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
+    let e = failure(&url).await;
+    assert_eq!(kind(&e), (&TransportKind::Reset, true), "{e:?}");
 }
 
 #[tokio::test]
