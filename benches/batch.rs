@@ -12,7 +12,7 @@ use std::{
     time::Instant,
 };
 
-use licensing_sdk::{CustomerType, LicenseType, OrderType, SyncMode, Trial, order::types as o};
+use licensing_sdk::{CustomerType, LicenseType, SyncMode, Trial, order::types as o};
 
 struct Counting;
 
@@ -106,7 +106,7 @@ fn request(
             let a = format!("A-{batch}-{i}");
             let inner = package(&format!("{a}-M2"), &format!("{a}-M1"), "PKG-2", None);
             let outer = package(&format!("{a}-M1"), &a, "PKG-1", Some(vec![inner]));
-            o::LicenseOrder::builder()
+            let order: o::NewBuyOrder = o::NewBuyOrder::builder()
                 .sequence(i as i32 + 1)
                 .customer_id(customer.customer_id.clone())
                 .crm_customer_id("CRM-9")
@@ -123,20 +123,17 @@ fn request(
                 .branch_name("North")
                 .enterprise_global_id(customer.enterprise_global_id.clone())
                 .license_type(LicenseType::NormalRecoverUsbkey)
-                .order_type(OrderType::NewBuy)
                 .assets(vec![
                     o::Asset::builder()
                         .asset_nos(vec![num.clone()])
-                        .products(vec![o::OrderProduct::Product(product(
-                            &format!("{a}-P"),
-                            &a,
-                        ))])
+                        .products(vec![product(&format!("{a}-P"), &a)])
                         .merchandises(vec![outer])
                         .try_into()
                         .unwrap(),
                 ])
                 .try_into()
-                .unwrap()
+                .unwrap();
+            o::LicenseOrder::NewBuy(order)
         })
         .collect::<Vec<o::LicenseOrder>>();
     o::BatchOrderRequest::builder()

@@ -10,8 +10,8 @@ use std::{error::Error as StdError, num::NonZeroU32};
 
 use futures_util::TryStreamExt as _;
 use licensing_sdk::{
-    CustomerType, Error, ErrorCode, LicenseType, OrderType, SyncMode, Trial, member,
-    member::types as mt, order, order::types as ot,
+    CustomerType, Error, ErrorCode, LicenseType, SyncMode, Trial, member, member::types as mt,
+    order, order::types as ot,
 };
 use licensing_sim as sim;
 
@@ -237,7 +237,6 @@ fn asset(num: &str, uri: &str, nodes: i32) -> Result<ot::builder::Asset, Box<dyn
         .product_type("software")
         .limit_concurrent(nodes)
         .limit_time_duration(0)
-        .strict_match_when_delete(false)
         .trial(Trial::NotTrial)
         .trial_end_date(0)
         .time_unit("year")
@@ -247,7 +246,7 @@ fn asset(num: &str, uri: &str, nodes: i32) -> Result<ot::builder::Asset, Box<dyn
         .try_into()?;
     Ok(ot::Asset::builder()
         .asset_nos(vec![num.to_string()])
-        .products(vec![ot::OrderProduct::from(product)]))
+        .products(vec![product]))
 }
 
 /// A `new_buy` order for the customer.
@@ -261,7 +260,7 @@ fn license_order(
         .into_iter()
         .map(ot::Asset::try_from)
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(ot::LicenseOrder::builder()
+    let order: ot::NewBuyOrder = ot::NewBuyOrder::builder()
         .sequence(1)
         .customer_id(customer.customer_id.clone())
         .crm_customer_id("CRM-9")
@@ -278,15 +277,15 @@ fn license_order(
         .branch_name("North")
         .enterprise_global_id(customer.enterprise_global_id.clone())
         .license_type(license_type)
-        .order_type(OrderType::NewBuy)
         .src_license_order_id(source)
         .assets(assets)
-        .try_into()?)
+        .try_into()?;
+    Ok(ot::LicenseOrder::NewBuy(order))
 }
 
 /// Sends one order as a batch; returns its license order id.
 async fn batch(orders: &order::Client, order: ot::LicenseOrder) -> Result<String, Error> {
-    let license_type = order.license_type.clone();
+    let license_type = order.license_type().clone();
     let results = orders
         .batch_order()
         .app_key("quickstart")

@@ -26,6 +26,7 @@ mod config;
 pub mod env;
 mod error;
 pub mod operations;
+mod orders;
 pub mod retry;
 pub mod runtime;
 pub mod transport;

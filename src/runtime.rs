@@ -229,6 +229,18 @@ fn sensitive(value: &str) -> Result<HeaderValue, String> {
     Ok(v)
 }
 
+/// Reads an optional list, taking JSON `null` as absent (empty). The generated types use
+/// it on every optional list (`codegen::wire`).
+#[doc(hidden)]
+pub fn null_as_empty<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    use serde::Deserialize as _;
+    Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
+}
+
 /// 192 bits from the operating system's CSPRNG, URL-safe base64: 32 characters.
 pub fn nonce() -> String {
     let mut bytes = [0u8; 24];

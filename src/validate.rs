@@ -7,7 +7,7 @@
 //! `minItems`/`maxItems`) and rules that span fields. Every request body implements
 //! [`Validate`]; the generated `send()` calls it before building the request.
 
-use crate::{LicenseType, OrderType, ValidationError, member::types as m, order::types as o};
+use crate::{LicenseType, ValidationError, member::types as m, order::types as o};
 
 /// A request body's own rules.
 pub trait Validate {
@@ -57,36 +57,54 @@ impl Validate for m::AddMembersRequest {
 }
 
 impl Validate for o::BatchOrderRequest {
-    /// The batch rules the order document states. Where it leaves a rule open (which
-    /// fields delete orders may omit, full products in a `delete_product` order, an
-    /// undocumented `orderType`), nothing is blocked.
+    /// The batch rules the order document states that the generated types do not check:
+    /// non-empty lists (`minItems`) and cloud license types needing `srcLicenseOrderId`.
     fn validate(&self) -> Result<(), ValidationError> {
         for (i, order) in self.order_list.iter().enumerate() {
-            let is_cloud = is_cloud_license(&order.license_type);
+            let at = |field: &str| format!("orderList[{i}].{field}");
             let has_source = order
-                .src_license_order_id
-                .as_deref()
-                .is_some_and(|s| !s.is_empty());
-            if is_cloud && !has_source {
+                .src_license_order_id()
+                .is_some_and(|s| !s.trim().is_empty());
+            if is_cloud_license(order.license_type()) && !has_source {
                 return Err(ValidationError::new(
-                    format!("orderList[{i}].srcLicenseOrderId"),
+                    at("srcLicenseOrderId"),
                     format!(
                         "is required when licenseType is a cloud license ({})",
-                        order.license_type
+                        order.license_type()
                     ),
                 ));
             }
-            let products_required = matches!(
-                order.order_type,
-                OrderType::NewBuy | OrderType::DeleteProduct
-            );
-            for (j, asset) in order.assets.iter().enumerate() {
-                if products_required && asset.products.is_empty() {
+            let entries: Vec<(&[String], Option<usize>)> = match order {
+                o::LicenseOrder::NewBuy(o) => o
+                    .assets
+                    .iter()
+                    .map(|a| (&a.asset_nos[..], Some(a.products.len())))
+                    .collect(),
+                o::LicenseOrder::DeleteAsset(o) => {
+                    o.assets.iter().map(|a| (&a.asset_nos[..], None)).collect()
+                }
+                o::LicenseOrder::DeleteProduct(o) => o
+                    .assets
+                    .iter()
+                    .map(|a| (&a.asset_nos[..], Some(a.products.len())))
+                    .collect(),
+            };
+            if entries.is_empty() {
+                return Err(ValidationError::new(at("assets"), "must not be empty"));
+            }
+            for (j, (nos, products)) in entries.into_iter().enumerate() {
+                if nos.is_empty() {
                     return Err(ValidationError::new(
-                        format!("orderList[{i}].assets[{j}].products"),
+                        at(&format!("assets[{j}].assetNos")),
+                        "must not be empty",
+                    ));
+                }
+                if products == Some(0) {
+                    return Err(ValidationError::new(
+                        at(&format!("assets[{j}].products")),
                         format!(
                             "must not be empty unless orderType is delete_asset (is {})",
-                            order.order_type
+                            order.order_type()
                         ),
                     ));
                 }

@@ -127,8 +127,8 @@ pub fn envelope(op: &Op) -> TokenStream {
     let take = match &op.data {
         Data::Unit => quote!(Some(())),
         Data::Named(_) => quote!(self.data),
-        // typify renders an optional array as a defaulted `Vec`.
-        Data::List(_) | Data::Strings => quote!(Some(self.data)),
+        // `wire::reply_lists` makes list data optional; absent on a success reads as empty.
+        Data::List(_) | Data::Strings => quote!(Some(self.data.unwrap_or_default())),
     };
     let partial = op.partial_code.as_ref().map(|code| {
         quote! {

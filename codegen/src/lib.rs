@@ -1,7 +1,7 @@
 //! The build-time generator of `licensing-sdk`, run by its `build.rs`.
 //!
 //! spec (`spec/*.yaml`) → [`spec`] checks and operation facts → transforms ([`nonce`],
-//! [`reply_constraints`]) → progenitor (builder interface) → edits of its output
+//! [`reply_constraints`], [`tagged`], [`wire`]) → progenitor (builder interface) → edits of its output
 //! ([`edits`]) → per-operation glue ([`glue`]) → the operation table ([`table`]) and the
 //! shared tolerant enums ([`enums`]) → prettyplease → `$OUT_DIR/{enums,order,member,
 //! operations}.rs`.
@@ -19,6 +19,8 @@ pub mod nonce;
 pub mod reply_constraints;
 pub mod spec;
 pub mod table;
+pub mod tagged;
+pub mod wire;
 
 use std::{fmt, fs, path::Path, time::Instant};
 
@@ -138,6 +140,17 @@ fn fail(error: &Error) -> ! {
     std::process::exit(1);
 }
 
+/// The items of progenitor's `types` module.
+fn types_module(file: &mut syn::File) -> Result<&mut Vec<syn::Item>, String> {
+    file.items
+        .iter_mut()
+        .find_map(|item| match item {
+            syn::Item::Mod(m) if m.ident == "types" => m.content.as_mut().map(|(_, i)| i),
+            _ => None,
+        })
+        .ok_or_else(|| "progenitor's output has no `types` module".to_string())
+}
+
 fn format(name: &str, tokens: TokenStream) -> Result<String, Error> {
     let file: syn::File = syn::parse2(tokens).map_err(|e| Error {
         file: format!("{name}.rs"),
@@ -160,6 +173,9 @@ fn client(
         ));
     }
     reply_constraints::strip(&mut spec)?;
+    let tagged = tagged::prepare(&mut spec)?;
+    wire::optional_defaults(&mut spec);
+    wire::reply_lists(&mut spec, ops)?;
 
     let replaced: Vec<String> = enums
         .names_in(&spec)
@@ -182,6 +198,10 @@ fn client(
         .map_err(|e| format!("code generation failed: {e}"))?;
     let mut file: syn::File =
         syn::parse2(tokens).map_err(|e| format!("progenitor's output does not parse: {e}"))?;
+
+    let types = types_module(&mut file)?;
+    tagged::apply(types, &tagged)?;
+    wire::null_lists(types);
 
     let reexports: Vec<_> = replaced.iter().map(|n| format_ident!("{n}")).collect();
     let builder_glue = ops.iter().map(glue::builder).collect::<Vec<_>>();

@@ -123,13 +123,12 @@ pub(crate) trait Reply: Serialize {
     fn failure(failure: Failure) -> Self;
 }
 
-/// Implements [`Reply`] for the generated envelopes, by the shape of their `data` field.
+/// Implements [`Reply`] for the generated envelopes, by the shape of their `data` field: a
+/// success carries it (an empty list is `data: []`); a failure has none.
 macro_rules! replies {
     (@data option, $data:expr) => { Some($data) };
-    (@data vec, $data:expr) => { $data };
     (@data null, $data:expr) => {{ let () = $data; Some(Value::Null) }};
     (@none option) => { None };
-    (@none vec) => { Vec::new() };
     (@none null) => { None };
     ($($reply:ty => $shape:ident $data:ty;)*) => {$(
         impl Reply for $reply {
@@ -157,19 +156,19 @@ macro_rules! replies {
 replies! {
     o::BindEnterpriseReply => option o::EnterpriseCustomer;
     o::CreateEnterpriseReply => option o::CreateEnterpriseResult;
-    o::QueryEnterpriseReply => vec Vec<o::EnterpriseCustomer>;
-    o::BatchOrderReply => vec Vec<o::BatchOrderResultItem>;
-    o::DisableLocksReply => vec Vec<o::LockResultItem>;
-    o::EnableLocksReply => vec Vec<o::LockResultItem>;
-    o::ListVirtualAssetsReply => vec Vec<o::VirtualAsset>;
-    o::AllocateShellNumsReply => vec Vec<o::ShellNumber>;
+    o::QueryEnterpriseReply => option Vec<o::EnterpriseCustomer>;
+    o::BatchOrderReply => option Vec<o::BatchOrderResultItem>;
+    o::DisableLocksReply => option Vec<o::LockResultItem>;
+    o::EnableLocksReply => option Vec<o::LockResultItem>;
+    o::ListVirtualAssetsReply => option Vec<o::VirtualAsset>;
+    o::AllocateShellNumsReply => option Vec<o::ShellNumber>;
     m::EditMemberReply => null ();
     m::ResetMemberPasswordReply => null ();
     m::DeleteMemberReply => null ();
     m::ListMembersReply => option m::MemberPage;
-    m::ListAssetNumsReply => vec Vec<m::EnterpriseAsset>;
+    m::ListAssetNumsReply => option Vec<m::EnterpriseAsset>;
     m::ListAssetProductsReply => option m::AssetProducts;
-    m::ListLentLocksReply => vec Vec<m::LentLock>;
+    m::ListLentLocksReply => option Vec<m::LentLock>;
     m::ConfigureMemberAssetsReply => null ();
     m::LendAssetsReply => null ();
 }
@@ -350,30 +349,137 @@ impl Call {
     }
 }
 
-/// The error of reading `object` as `T`, prefixed with the top-level field it is about.
+/// The error of reading `object` as `T`, prefixed with the path of the field it is about
+/// (`orderList[3].assets[0].products[1].productUri: invalid type: ...`).
 ///
-/// serde's errors name a missing or unknown field but not one of the wrong type. The
-/// derived deserializers read the fields in the object's order and stop at the first bad
-/// one, reporting missing fields only at the end; so the first prefix of the object that
-/// fails for another reason than a missing field ends with the culprit.
+/// serde's errors name a missing or unknown field but not where it is, nor the field of a
+/// wrong type. The derived deserializers read fields in the object's order and stop at the
+/// first bad one, reporting missing fields only at the end, so the path is found by
+/// reading smaller documents: in an object, the shortest prefix of its fields (scalars
+/// first) that fails for another reason than a missing field ends with the culprit; in an array, the
+/// shortest failing prefix of its items ends with it (found by bisection); an object
+/// whose own fields are all fine is blamed on the list inside it that, emptied, stops the
+/// failure. This runs only for a body that failed, and parses it a few times per level.
 fn name_the_field<T: DeserializeOwned>(
     object: &Map<String, Value>,
     error: &serde_json::Error,
 ) -> String {
-    let message = error.to_string();
-    if message.starts_with("missing field") || message.starts_with("unknown field") {
-        return message;
-    }
-    let mut prefix = Map::new();
-    for (key, value) in object {
-        prefix.insert(key.clone(), value.clone());
-        if let Err(e) = serde_json::from_value::<T>(Value::Object(prefix.clone()))
-            && !e.to_string().starts_with("missing field")
-        {
-            return format!("{key}: {message}");
+    let fails = |doc: &Value| {
+        serde_json::from_value::<T>(doc.clone())
+            .err()
+            .map(|e| e.to_string())
+    };
+    let mut doc = Value::Object(object.clone());
+    let mut path: Vec<Step> = Vec::new();
+    let mut message = error.to_string();
+    while let Some(node) = at(&mut doc, &path) {
+        let step = match node.clone() {
+            Value::Array(items) if !items.is_empty() => {
+                // What the document says without any item: a failure that is not this.
+                *at(&mut doc, &path).expect("the node exists") = Value::Array(Vec::new());
+                let baseline = fails(&doc);
+                if baseline.as_ref() == Some(&message) {
+                    // Not about an item: the list itself (an unknown field, say).
+                    *at(&mut doc, &path).expect("the node exists") = Value::Array(items);
+                    break;
+                }
+                let (mut lo, mut hi) = (1, items.len());
+                while lo < hi {
+                    let mid = (lo + hi) / 2;
+                    *at(&mut doc, &path).expect("the node exists") =
+                        Value::Array(items[..mid].to_vec());
+                    if fails(&doc).is_some_and(|e| Some(&e) != baseline.as_ref()) {
+                        hi = mid;
+                    } else {
+                        lo = mid + 1;
+                    }
+                }
+                *at(&mut doc, &path).expect("the node exists") = Value::Array(items[..lo].to_vec());
+                Some(Step::Index(lo - 1))
+            }
+            Value::Object(full) => culprit(&mut doc, &path, &full, &message, &fails),
+            _ => None,
+        };
+        let Some(step) = step else { break };
+        path.push(step);
+        if let Some(m) = fails(&doc) {
+            message = m;
         }
     }
-    message
+    if path.is_empty() {
+        return message;
+    }
+    let mut at_path = String::new();
+    for step in &path {
+        match step {
+            Step::Key(k) if at_path.is_empty() => at_path.push_str(k),
+            Step::Key(k) => {
+                at_path.push('.');
+                at_path.push_str(k);
+            }
+            Step::Index(i) => at_path.push_str(&format!("[{i}]")),
+        }
+    }
+    format!("{at_path}: {message}")
+}
+
+/// One step of a path into a JSON document.
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+fn at<'v>(doc: &'v mut Value, path: &[Step]) -> Option<&'v mut Value> {
+    path.iter().try_fold(doc, |node, step| match step {
+        Step::Key(k) => node.get_mut(k.as_str()),
+        Step::Index(i) => node.get_mut(*i),
+    })
+}
+
+/// The field of the object at `path` that the failure is about, leaving `doc` failing
+/// with that field last (see [`name_the_field`]); `None` when it is the object itself.
+fn culprit(
+    doc: &mut Value,
+    path: &[Step],
+    full: &Map<String, Value>,
+    message: &str,
+    fails: &impl Fn(&Value) -> Option<String>,
+) -> Option<Step> {
+    // Scalars first: a discriminator (`orderType`) must be present before the fields it
+    // selects can fail, and a scalar is never itself blamed for a field inside a list.
+    let (scalars, containers): (Vec<_>, Vec<_>) = full
+        .iter()
+        .partition(|(_, v)| !matches!(v, Value::Array(_) | Value::Object(_)));
+    *at(doc, path)? = Value::Object(Map::new());
+    let outside = fails(doc).is_some_and(|e| e == message);
+    *at(doc, path)? = Value::Object(full.clone());
+    if outside {
+        return None;
+    }
+    let mut prefix = Map::new();
+    for (key, value) in scalars.into_iter().chain(containers) {
+        prefix.insert(key.clone(), value.clone());
+        *at(doc, path)? = Value::Object(prefix.clone());
+        if fails(doc).is_some_and(|e| !e.starts_with("missing field")) {
+            // The whole object again: the fields after the culprit are read after it, so
+            // it still fails first, and no missing field of a prefix blurs what follows.
+            *at(doc, path)? = Value::Object(full.clone());
+            return Some(Step::Key(key.clone()));
+        }
+    }
+    *at(doc, path)? = Value::Object(full.clone());
+    for (key, value) in full {
+        if !matches!(value, Value::Array(items) if !items.is_empty()) {
+            continue;
+        }
+        *at(doc, path)?.get_mut(key.as_str())? = Value::Array(Vec::new());
+        let still = fails(doc).is_some_and(|e| e == message);
+        *at(doc, path)?.get_mut(key.as_str())? = value.clone();
+        if !still {
+            return Some(Step::Key(key.clone()));
+        }
+    }
+    None
 }
 
 /// Which service a request is for.

@@ -45,7 +45,8 @@ fn fail(code: E, cause: impl Into<String>) -> Failure {
 
 /// The employee fields of an `addMembers` item or an `editMember` body, with the codes
 /// the add operation documents (the edit document says "same rules as endpoint 1").
-/// A value of the wrong JSON type breaks the rule of its field.
+/// A value of the wrong JSON type breaks the rule of its field; `null` for an optional
+/// field is the field left out.
 fn check_fields(fields: &Map<String, Value>, enterprise_code: &str) -> Result<(), Failure> {
     match fields.get("userName") {
         None | Some(Value::Null) => return Err(fail(E::AccountEmpty, "userName is required")),
@@ -90,7 +91,7 @@ fn check_fields(fields: &Map<String, Value>, enterprise_code: &str) -> Result<()
         _ => return Err(fail(E::NameEmpty, "name is required")),
     }
     match fields.get("remark") {
-        None => {}
+        None | Some(Value::Null) => {}
         Some(Value::String(s)) if s.chars().count() <= MAX_REMARK => {}
         Some(Value::String(s)) => {
             return Err(fail(
@@ -104,7 +105,7 @@ fn check_fields(fields: &Map<String, Value>, enterprise_code: &str) -> Result<()
         Some(_) => return Err(fail(E::RemarkTooLong, "remark must be a string")),
     }
     match fields.get("passwordMobile") {
-        None => {}
+        None | Some(Value::Null) => {}
         Some(Value::String(s)) if s.is_empty() || is_mobile_number(s) => {}
         Some(_) => {
             return Err(fail(
@@ -114,7 +115,7 @@ fn check_fields(fields: &Map<String, Value>, enterprise_code: &str) -> Result<()
         }
     }
     match fields.get("departmentId") {
-        None => {}
+        None | Some(Value::Null) => {}
         Some(v) if v.as_i64().is_some_and(|d| d > 0) => {}
         Some(_) => {
             return Err(fail(

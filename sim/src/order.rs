@@ -258,24 +258,15 @@ struct Match<'r> {
 }
 
 impl<'r> Match<'r> {
-    fn new(product: &'r o::OrderProduct, src: Option<&'r str>) -> Self {
-        match product {
-            o::OrderProduct::Product(p) => Self {
-                uri: &p.product_uri,
-                strict: p.strict_match_when_delete,
-                start: p.limit_start_date,
-                end: p.limit_end_date,
-                concurrent: p.limit_concurrent,
-                src,
-            },
-            o::OrderProduct::RevokedProduct(p) => Self {
-                uri: &p.product_uri,
-                strict: p.strict_match_when_delete,
-                start: p.limit_start_date,
-                end: p.limit_end_date,
-                concurrent: p.limit_concurrent,
-                src,
-            },
+    /// An omitted `strictMatchWhenDelete` is its documented default, `false`.
+    fn new(p: &'r o::RevokedProduct, src: Option<&'r str>) -> Self {
+        Self {
+            uri: &p.product_uri,
+            strict: p.strict_match_when_delete.unwrap_or(false),
+            start: p.limit_start_date,
+            end: p.limit_end_date,
+            concurrent: p.limit_concurrent,
+            src,
         }
     }
 
@@ -293,7 +284,7 @@ impl<'r> Match<'r> {
 
 /// One validated order of a batch, ready to apply.
 enum Plan<'r> {
-    NewBuy(Vec<(&'r str, &'r o::Asset)>),
+    NewBuy(&'r o::NewBuyOrder, Vec<(&'r str, &'r o::Asset)>),
     DeleteAsset(Vec<&'r str>),
     DeleteProduct(Vec<(&'r str, Vec<Match<'r>>)>),
 }
@@ -361,11 +352,10 @@ fn check_order<'r>(
     check.customer()?;
     let src = check.source_order()?;
     check.asset_entries(seen)?;
-    match order.order_type {
-        OrderType::NewBuy => check.new_buy(allocator, copies),
-        OrderType::DeleteAsset => check.delete_asset(src),
-        OrderType::DeleteProduct => check.delete_product(src),
-        OrderType::Unknown(_) => unreachable!("unknown order types were rejected above"),
+    match order {
+        o::LicenseOrder::NewBuy(buy) => check.new_buy(buy, allocator, copies),
+        o::LicenseOrder::DeleteAsset(del) => check.delete_asset(del, src),
+        o::LicenseOrder::DeleteProduct(del) => check.delete_product(del, src),
     }
 }
 
@@ -388,23 +378,25 @@ impl<'s, 'r> OrderCheck<'s, 'r> {
 
     /// typify leaves the enumerations open (`Unknown`) so that the SDK can read values
     /// added later; an order has to be applied, so here they are closed, as in the spec.
+    /// (`orderType` is closed already: it picks the order's shape.)
     fn known_values(&self) -> Result<(), Failure> {
         let order = self.order;
+        let customer_type = match order {
+            o::LicenseOrder::NewBuy(o) => Some(&o.customer_type),
+            o::LicenseOrder::DeleteAsset(o) => o.customer_type.as_ref(),
+            o::LicenseOrder::DeleteProduct(o) => o.customer_type.as_ref(),
+        };
+        let license_type = order.license_type();
         for (field, known, value) in [
             (
                 "licenseType",
-                order.license_type.is_known(),
-                order.license_type.as_str(),
-            ),
-            (
-                "orderType",
-                order.order_type.is_known(),
-                order.order_type.as_str(),
+                license_type.is_known(),
+                license_type.as_str(),
             ),
             (
                 "customerType",
-                order.customer_type.is_known(),
-                order.customer_type.as_str(),
+                customer_type.is_none_or(|c| c.is_known()),
+                customer_type.map_or("", |c| c.as_str()),
             ),
         ] {
             if !known {
@@ -422,20 +414,20 @@ impl<'s, 'r> OrderCheck<'s, 'r> {
     /// would otherwise list assets of a customer it does not have.
     fn customer(&self) -> Result<(), Failure> {
         let order = self.order;
-        let Some(customer) = self.state.customers.get(&order.customer_id) else {
+        let Some(customer) = self.state.customers.get(order.customer_id()) else {
             return Err(invalid(format!(
                 "{}: no customer {:?}",
                 self.at("customerId"),
-                order.customer_id
+                order.customer_id()
             )));
         };
-        if customer.enterprise != order.enterprise_global_id {
+        if customer.enterprise != order.enterprise_global_id() {
             return Err(invalid(format!(
                 "{}: customer {} belongs to enterprise {}, not {:?}",
                 self.at("enterpriseGlobalId"),
                 customer.id,
                 customer.enterprise,
-                order.enterprise_global_id
+                order.enterprise_global_id()
             )));
         }
         Ok(())
@@ -447,28 +439,27 @@ impl<'s, 'r> OrderCheck<'s, 'r> {
     fn source_order(&self) -> Result<Option<&'r str>, Failure> {
         let order = self.order;
         let src = order
-            .src_license_order_id
-            .as_deref()
+            .src_license_order_id()
             .map(str::trim)
             .filter(|s| !s.is_empty());
-        if is_cloud_license(&order.license_type) && src.is_none() {
+        if is_cloud_license(order.license_type()) && src.is_none() {
             return Err(invalid(format!(
                 "{} is required when licenseType is a cloud license ({})",
                 self.at("srcLicenseOrderId"),
-                order.license_type
+                order.license_type()
             )));
         }
-        let deleting = order.order_type != OrderType::NewBuy;
+        let deleting = !matches!(order, o::LicenseOrder::NewBuy(_));
         if deleting
             && let Some(src) = src
             && self.state.orders.get(src).is_none_or(|o: &LicenseOrder| {
-                o.customer != order.customer_id || o.order_type != OrderType::NewBuy
+                o.customer != order.customer_id() || o.order_type != OrderType::NewBuy
             })
         {
             return Err(invalid(format!(
                 "{}: customer {} has no new_buy license order {src:?}",
                 self.at("srcLicenseOrderId"),
-                order.customer_id
+                order.customer_id()
             )));
         }
         Ok(src)
@@ -480,16 +471,31 @@ impl<'s, 'r> OrderCheck<'s, 'r> {
     /// `delete_asset` goes without products: a `new_buy` would sell nothing and a
     /// `delete_product` revoke nothing.
     fn asset_entries(&self, seen: &mut HashSet<&'r str>) -> Result<(), Failure> {
-        let order = self.order;
-        if order.assets.is_empty() {
+        // (asset numbers, how many products) of each entry; `None` where the shape has none.
+        let entries: Vec<(&'r [String], Option<usize>)> = match self.order {
+            o::LicenseOrder::NewBuy(o) => o
+                .assets
+                .iter()
+                .map(|a| (&a.asset_nos[..], Some(a.products.len())))
+                .collect(),
+            o::LicenseOrder::DeleteAsset(o) => {
+                o.assets.iter().map(|a| (&a.asset_nos[..], None)).collect()
+            }
+            o::LicenseOrder::DeleteProduct(o) => o
+                .assets
+                .iter()
+                .map(|a| (&a.asset_nos[..], Some(a.products.len())))
+                .collect(),
+        };
+        if entries.is_empty() {
             return Err(invalid(format!("{} must not be empty", self.at("assets"))));
         }
-        for (j, asset) in order.assets.iter().enumerate() {
+        for (j, (nos, products)) in entries.into_iter().enumerate() {
             let at = |field: &str| self.at_asset(j, field);
-            if asset.asset_nos.is_empty() {
+            if nos.is_empty() {
                 return Err(invalid(format!("{} must not be empty", at("assetNos"))));
             }
-            for num in &asset.asset_nos {
+            for num in nos {
                 if !is_asset_number(num) {
                     return Err(invalid(format!(
                         "{}: {num:?} is not a 10-digit asset number",
@@ -503,7 +509,7 @@ impl<'s, 'r> OrderCheck<'s, 'r> {
                     )));
                 }
             }
-            if order.order_type != OrderType::DeleteAsset && asset.products.is_empty() {
+            if products == Some(0) {
                 return Err(invalid(format!(
                     "{} must not be empty unless orderType is delete_asset",
                     at("products")
@@ -521,7 +527,7 @@ impl<'s, 'r> OrderCheck<'s, 'r> {
             .assets
             .get(num)
             .ok_or_else(|| invalid(format!("{}: no asset {num}", self.at("assets"))))?;
-        if asset.customer != self.order.customer_id {
+        if asset.customer != self.order.customer_id() {
             return Err(invalid(format!(
                 "{}: asset {num} belongs to another customer",
                 self.at("assets")
@@ -533,8 +539,12 @@ impl<'s, 'r> OrderCheck<'s, 'r> {
     /// A `new_buy`: its products, the bound on what one batch may create (every product
     /// is copied onto every asset number of its entry, so a small batch can ask for
     /// millions), and the numbers it sells.
-    fn new_buy(&self, allocator: &Allocator, copies: &mut usize) -> Result<Plan<'r>, Failure> {
-        let order = self.order;
+    fn new_buy(
+        &self,
+        order: &'r o::NewBuyOrder,
+        allocator: &Allocator,
+        copies: &mut usize,
+    ) -> Result<Plan<'r>, Failure> {
         let mut targets = Vec::new();
         for (j, asset) in order.assets.iter().enumerate() {
             let products = self.products_sold(j, asset)?;
@@ -549,22 +559,15 @@ impl<'s, 'r> OrderCheck<'s, 'r> {
                 targets.push((num.as_str(), asset));
             }
         }
-        Ok(Plan::NewBuy(targets))
+        Ok(Plan::NewBuy(order, targets))
     }
 
     /// The products and packages of a `new_buy` entry; returns how many products they
-    /// hold. A sale needs full products: a revoked-product entry carries too little to
-    /// create one.
+    /// hold.
     fn products_sold(&self, j: usize, asset: &o::Asset) -> Result<usize, Failure> {
         let at = |field: &str| self.at_asset(j, field);
         let mut products = 0;
         for (k, product) in asset.products.iter().enumerate() {
-            let o::OrderProduct::Product(product) = product else {
-                return Err(invalid(format!(
-                    "{}[{k}] must be a full product in a new_buy order",
-                    at("products")
-                )));
-            };
             check_product(product, &format!("{}[{k}]", at("products")))?;
             products += 1;
         }
@@ -593,12 +596,12 @@ impl<'s, 'r> OrderCheck<'s, 'r> {
         }
         if self.state.assets.contains_key(num) {
             let existing = self.owned(num)?;
-            if existing.license_type != self.order.license_type {
+            if existing.license_type != *self.order.license_type() {
                 return Err(invalid(format!(
                     "{}: asset {num} is a {} asset, not {}",
                     at("assetNos"),
                     existing.license_type,
-                    self.order.license_type
+                    self.order.license_type()
                 )));
             }
         }
@@ -607,9 +610,13 @@ impl<'s, 'r> OrderCheck<'s, 'r> {
 
     /// A `delete_asset`: only the customer's own assets, and with a source order only
     /// those that order sold, as the document scopes a revocation by it.
-    fn delete_asset(&self, src: Option<&str>) -> Result<Plan<'r>, Failure> {
+    fn delete_asset(
+        &self,
+        order: &'r o::DeleteAssetOrder,
+        src: Option<&str>,
+    ) -> Result<Plan<'r>, Failure> {
         let mut targets = Vec::new();
-        for num in self.order.assets.iter().flat_map(|a| &a.asset_nos) {
+        for num in order.assets.iter().flat_map(|a| &a.asset_nos) {
             let asset = self.owned(num)?;
             if let Some(src) = src.filter(|src| !asset.orders.contains(*src)) {
                 return Err(invalid(format!(
@@ -625,9 +632,13 @@ impl<'s, 'r> OrderCheck<'s, 'r> {
     /// A `delete_product`: every product named must match one on the asset (see
     /// [`Match::hits`]); a revocation that would delete nothing is refused rather than
     /// answered as a success the caller would take for a deletion.
-    fn delete_product(&self, src: Option<&'r str>) -> Result<Plan<'r>, Failure> {
+    fn delete_product(
+        &self,
+        order: &'r o::DeleteProductOrder,
+        src: Option<&'r str>,
+    ) -> Result<Plan<'r>, Failure> {
         let mut targets = Vec::new();
-        for asset_entry in &self.order.assets {
+        for asset_entry in &order.assets {
             for num in &asset_entry.asset_nos {
                 let asset = self.owned(num)?;
                 let matches: Vec<_> = asset_entry
@@ -705,27 +716,27 @@ fn apply(
     state.orders.insert(
         order_id.clone(),
         LicenseOrder {
-            customer: order.customer_id.clone(),
-            order_type: order.order_type.clone(),
+            customer: order.customer_id().to_string(),
+            order_type: order.order_type(),
         },
     );
     let now = now_ms();
     match plan {
-        Plan::NewBuy(targets) => {
+        Plan::NewBuy(buy_order, targets) => {
             let origin = Origin {
                 order: order_id.clone(),
                 channel_code: req.channel_code.clone(),
                 channel_order_id: req.channel_order_id.clone(),
-                license_type: order.license_type.clone(),
-                customer: order.customer_id.clone(),
-                src_order: order
+                license_type: buy_order.license_type.clone(),
+                customer: buy_order.customer_id.clone(),
+                src_order: buy_order
                     .src_license_order_id
                     .clone()
                     .filter(|s| !s.trim().is_empty()),
                 created: now,
             };
             for (num, entry) in targets {
-                buy(state, order, &origin, num, entry);
+                buy(state, buy_order, &origin, num, entry);
             }
         }
         Plan::DeleteAsset(nums) => {
@@ -747,15 +758,15 @@ fn apply(
         }
     }
     o::BatchOrderResultItem {
-        sequence: order.sequence,
+        sequence: order.sequence(),
         license_order_id: order_id,
-        customer_id: order.customer_id.clone(),
+        customer_id: order.customer_id().to_string(),
     }
 }
 
 /// Puts an asset entry's products and packages on asset `num`, creating the asset on its
 /// first purchase.
-fn buy(state: &mut State, order: &o::LicenseOrder, origin: &Origin, num: &str, entry: &o::Asset) {
+fn buy(state: &mut State, order: &o::NewBuyOrder, origin: &Origin, num: &str, entry: &o::Asset) {
     if !state.assets.contains_key(num) {
         let id = format!("A-{}", state.next_id());
         state.asset_ids.insert(id.clone(), num.to_string());
@@ -789,10 +800,6 @@ fn buy(state: &mut State, order: &o::LicenseOrder, origin: &Origin, num: &str, e
     let products: Vec<_> = entry
         .products
         .iter()
-        .filter_map(|p| match p {
-            o::OrderProduct::Product(p) => Some(p),
-            o::OrderProduct::RevokedProduct(_) => None,
-        })
         .map(|p| ProductRecord {
             id: state.next_id(),
             origin: origin.clone(),

@@ -3,7 +3,7 @@
 
 use crate::common::*;
 use licensing_sdk::{
-    Error, ErrorCode, KeyChipType, LicenseType, LimitType, LockStatus, OrderType, Trial, member,
+    CustomerType, Error, ErrorCode, KeyChipType, LicenseType, LimitType, LockStatus, Trial, member,
     operations, order,
 };
 use serde_json::{Value, json};
@@ -286,8 +286,13 @@ async fn product_ids_as_string_or_number() {
 async fn unknown_enum_values_can_be_sent() {
     let server = answering(reply_example("batchOrder")).await;
     let mut body: order::types::BatchOrderRequest = body_example();
-    body.order_list[0].license_type = LicenseType::from("future_usbkey");
-    body.order_list[0].order_type = OrderType::from("upgrade");
+    // `orderType` picks the order's shape (a tagged enum), so only the open enums inside
+    // an order can carry a value the SDK does not know.
+    let order::types::LicenseOrder::NewBuy(buy) = &mut body.order_list[0] else {
+        panic!("the example is a new_buy order");
+    };
+    buy.license_type = LicenseType::from("future_usbkey");
+    buy.customer_type = CustomerType::from("partnership");
 
     order_client(&server.uri())
         .batch_order()
@@ -299,5 +304,52 @@ async fn unknown_enum_values_can_be_sent() {
     let request = only_request(&server).await;
     let sent: Value = serde_json::from_slice(&request.body).expect("JSON");
     assert_eq!(sent["orderList"][0]["licenseType"], "future_usbkey");
-    assert_eq!(sent["orderList"][0]["orderType"], "upgrade");
+    assert_eq!(sent["orderList"][0]["customerType"], "partnership");
+    assert_eq!(sent["orderList"][0]["orderType"], "new_buy");
+}
+
+/// A list reply's `data` as `[]`, `null` or absent is an empty list.
+#[tokio::test]
+async fn empty_null_or_absent_list_data_is_an_empty_list() {
+    for body in [
+        json!({"code": 0, "message": "success", "data": []}),
+        json!({"code": 0, "message": "success", "data": null}),
+        json!({"code": 0, "message": "success"}),
+    ] {
+        let server = answering(body.clone()).await;
+        let locks = member_client(&server.uri())
+            .list_lent_locks()
+            .enterprise_global_id("EG-1")
+            .await
+            .unwrap_or_else(|e| panic!("{body}: {e}"));
+        assert!(locks.is_empty(), "{body}");
+    }
+}
+
+/// `null` for an optional field of a request reads as absent: the simulator and any
+/// server built on these types accept it.
+#[test]
+fn null_optional_request_fields_read_as_absent() {
+    let mut body: Value = serde_json::to_value(body_example::<order::types::BatchOrderRequest>())
+        .expect("serializes");
+    let order = &mut body["orderList"][0];
+    order["srcLicenseOrderId"] = Value::Null;
+    order["assets"][0]["assetExtendList"] = Value::Null;
+    order["assets"][0]["merchandises"] = Value::Null;
+    order["assets"][0]["products"][0]["passwords"] = Value::Null;
+    order["assets"][0]["products"][0]["strictMatchWhenDelete"] = Value::Null;
+    let read: order::types::BatchOrderRequest = serde_json::from_value(body).expect("reads");
+    let order::types::LicenseOrder::NewBuy(buy) = &read.order_list[0] else {
+        panic!("a new_buy order");
+    };
+    assert_eq!(buy.src_license_order_id, None);
+    assert!(buy.assets[0].asset_extend_list.is_empty());
+    assert!(buy.assets[0].merchandises.is_empty());
+    assert!(buy.assets[0].products[0].passwords.is_empty());
+    assert_eq!(buy.assets[0].products[0].strict_match_when_delete, None);
+    // Written back, the absent fields stay absent.
+    let written = serde_json::to_value(&read).unwrap();
+    let asset = &written["orderList"][0]["assets"][0];
+    assert!(asset.get("assetExtendList").is_none() && asset.get("merchandises").is_none());
+    assert!(asset["products"][0].get("strictMatchWhenDelete").is_none());
 }

@@ -348,9 +348,12 @@ fn batch(orders: Vec<ot::LicenseOrder>) -> ot::builder::BatchOrderRequest {
 }
 
 /// The spec's example order (`new_buy`, a standalone lock, one asset with products).
-fn example_order() -> ot::LicenseOrder {
+fn example_order() -> ot::NewBuyOrder {
     let base: ot::BatchOrderRequest = body_example();
-    base.order_list.into_iter().next().expect("an order")
+    match base.order_list.into_iter().next().expect("an order") {
+        ot::LicenseOrder::NewBuy(order) => order,
+        other => panic!("the example is a new_buy order, not {}", other.order_type()),
+    }
 }
 
 async fn send_batch(client: &order::Client, orders: Vec<ot::LicenseOrder>) -> Result<(), Error> {
@@ -376,7 +379,8 @@ async fn cloud_license_orders_need_src_license_order_id() {
             let mut cloud = example_order();
             cloud.license_type = license_type.clone();
             cloud.src_license_order_id = missing.clone();
-            let e = validation(send_batch(&client, vec![example_order(), cloud]).await);
+            let e =
+                validation(send_batch(&client, vec![example_order().into(), cloud.into()]).await);
             assert_eq!(
                 e.field, "orderList[1].srcLicenseOrderId",
                 "{license_type} {missing:?}"
@@ -393,11 +397,12 @@ async fn new_buy_orders_need_products() {
     let client = order_client(&server.uri());
 
     let mut order = example_order();
-    assert_eq!(order.order_type, OrderType::NewBuy);
     let mut empty = order.assets[0].clone();
     empty.products.clear();
     order.assets.push(empty);
-    let e = validation(send_batch(&client, vec![example_order(), order]).await);
+    let order = ot::LicenseOrder::from(order);
+    assert_eq!(order.order_type(), OrderType::NewBuy);
+    let e = validation(send_batch(&client, vec![example_order().into(), order]).await);
     assert_eq!(e.field, "orderList[1].assets[1].products");
     assert!(e.rule.contains("empty"), "{}", e.rule);
     server.verify().await;
@@ -413,12 +418,18 @@ async fn delete_asset_orders_may_have_no_products() {
         .await;
     let client = order_client(&server.uri());
 
-    let mut order = example_order();
-    order.order_type = OrderType::DeleteAsset;
-    for asset in &mut order.assets {
-        asset.products.clear();
-    }
-    send_batch(&client, vec![order])
+    let buy = example_order();
+    let order: ot::DeleteAssetOrder = ot::DeleteAssetOrder::builder()
+        .sequence(1)
+        .customer_id(buy.customer_id)
+        .enterprise_global_id(buy.enterprise_global_id)
+        .license_type(buy.license_type)
+        .assets(vec![ot::RevokedAsset {
+            asset_nos: buy.assets[0].asset_nos.clone(),
+        }])
+        .try_into()
+        .expect("only the identifying fields are needed");
+    send_batch(&client, vec![order.into()])
         .await
         .expect("a delete_asset order without products is sent");
 
@@ -441,7 +452,7 @@ async fn cloud_order_with_src_license_order_id_is_sent() {
     let mut cloud = example_order();
     cloud.license_type = LicenseType::CloudCustomer;
     cloud.src_license_order_id = Some("LO-000001".into());
-    send_batch(&order_client(&server.uri()), vec![cloud])
+    send_batch(&order_client(&server.uri()), vec![cloud.into()])
         .await
         .expect("sent");
     server.verify().await;

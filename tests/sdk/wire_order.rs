@@ -5,8 +5,8 @@
 
 use crate::common::*;
 use licensing_sdk::{
-    CustomerType, DefaultCustomer, KeyChipType, LicenseType, LockStatus, OrderType, SyncMode,
-    Trial, order::types,
+    CustomerType, DefaultCustomer, KeyChipType, LicenseType, LockStatus, SyncMode, Trial,
+    order::types,
 };
 use serde_json::{Value, json};
 use wiremock::MockServer;
@@ -255,13 +255,12 @@ fn product_json(crm_product_id: &str) -> Value {
     })
 }
 
-fn order(
+fn new_buy_order(
     sequence: i32,
     license_type: LicenseType,
-    order_type: OrderType,
     assets: Vec<types::Asset>,
-) -> types::builder::LicenseOrder {
-    types::LicenseOrder::builder()
+) -> types::builder::NewBuyOrder {
+    types::NewBuyOrder::builder()
         .sequence(sequence)
         .customer_id("C100001")
         .crm_customer_id("CRM-9")
@@ -278,11 +277,10 @@ fn order(
         .branch_name("North")
         .enterprise_global_id("EG-7f3a")
         .license_type(license_type)
-        .order_type(order_type)
         .assets(assets)
 }
 
-fn order_json(sequence: i32, license_type: &str, order_type: &str, assets: Value) -> Value {
+fn new_buy_json(sequence: i32, license_type: &str, assets: Value) -> Value {
     json!({
         "sequence": sequence,
         "customerId": "C100001",
@@ -300,6 +298,18 @@ fn order_json(sequence: i32, license_type: &str, order_type: &str, assets: Value
         "branchName": "North",
         "enterpriseGlobalId": "EG-7f3a",
         "licenseType": license_type,
+        "orderType": "new_buy",
+        "assets": assets
+    })
+}
+
+/// A delete order as sent: the identifying fields only.
+fn delete_order_json(sequence: i32, order_type: &str, assets: Value) -> Value {
+    json!({
+        "sequence": sequence,
+        "customerId": "C100001",
+        "enterpriseGlobalId": "EG-7f3a",
+        "licenseType": "normal_recover_usbkey",
         "orderType": order_type,
         "assets": assets
     })
@@ -344,7 +354,7 @@ async fn batch_order() {
             .limit_end_date(1798761600000i64)
             .borrowed_usb_key(false)
             .transfered_asset_num(true)
-            .products(vec![types::OrderProduct::from(product("P-100"))])
+            .products(vec![product("P-100")])
             .merchandises(vec![package]),
     );
     let revoked: types::RevokedProduct = typed(
@@ -356,13 +366,30 @@ async fn batch_order() {
             .limit_concurrent(5)
             .strict_match_when_delete(true),
     );
-    let delete_product_asset: types::Asset = typed(
-        types::Asset::builder()
+    let delete_product_asset: types::RevokedProductAsset = typed(
+        types::RevokedProductAsset::builder()
             .asset_nos(vec!["8000000002".to_string()])
-            .products(vec![types::OrderProduct::from(revoked)]),
+            .products(vec![revoked]),
     );
-    let delete_asset_asset: types::Asset =
-        typed(types::Asset::builder().asset_nos(vec!["8000000003".to_string()]));
+    let delete_asset_asset: types::RevokedAsset =
+        typed(types::RevokedAsset::builder().asset_nos(vec!["8000000003".to_string()]));
+    // Delete orders need only what identifies them: no admin, branch or address.
+    let delete_product: types::DeleteProductOrder = typed(
+        types::DeleteProductOrder::builder()
+            .sequence(2)
+            .customer_id("C100001")
+            .enterprise_global_id("EG-7f3a")
+            .license_type(LicenseType::NormalRecoverUsbkey)
+            .assets(vec![delete_product_asset]),
+    );
+    let delete_asset: types::DeleteAssetOrder = typed(
+        types::DeleteAssetOrder::builder()
+            .sequence(3)
+            .customer_id("C100001")
+            .enterprise_global_id("EG-7f3a")
+            .license_type(LicenseType::NormalRecoverUsbkey)
+            .assets(vec![delete_asset_asset]),
+    );
 
     let results = order_client(&server.uri())
         .batch_order()
@@ -373,27 +400,12 @@ async fn batch_order() {
                 .channel_order_id("CO-2026-0001")
                 .sync_mode(SyncMode::Async)
                 .order_list(vec![
-                    typed(
-                        order(
-                            1,
-                            LicenseType::CloudCustomer,
-                            OrderType::NewBuy,
-                            vec![new_buy_asset],
-                        )
-                        .src_license_order_id(Some("LO-000000".to_string())),
-                    ),
-                    typed(order(
-                        2,
-                        LicenseType::NormalRecoverUsbkey,
-                        OrderType::DeleteProduct,
-                        vec![delete_product_asset],
+                    types::LicenseOrder::NewBuy(typed(
+                        new_buy_order(1, LicenseType::CloudCustomer, vec![new_buy_asset])
+                            .src_license_order_id(Some("LO-000000".to_string())),
                     )),
-                    typed(order(
-                        3,
-                        LicenseType::NormalRecoverUsbkey,
-                        OrderType::DeleteAsset,
-                        vec![delete_asset_asset],
-                    )),
+                    delete_product.into(),
+                    delete_asset.into(),
                 ]),
         )
         .await
@@ -404,10 +416,9 @@ async fn batch_order() {
     assert_query(&request, &[("appKey", "app-key-1")]);
     assert_order_auth(&request);
 
-    let mut new_buy = order_json(
+    let mut new_buy = new_buy_json(
         1,
         "cloud_customer",
-        "new_buy",
         json!([{
             "assetNos": ["8000000001"],
             "assetExtendList": [{"extendCode": "gxxp", "extendValue": "true"}],
@@ -446,7 +457,7 @@ async fn batch_order() {
             "orderList": [
                 new_buy,
                 // A `delete_product` entry carries only the six documented fields.
-                order_json(2, "normal_recover_usbkey", "delete_product", json!([{
+                delete_order_json(2, "delete_product", json!([{
                     "assetNos": ["8000000002"],
                     "products": [{
                         "crmProductId": "P-100",
@@ -458,7 +469,7 @@ async fn batch_order() {
                     }]
                 }])),
                 // A `delete_asset` entry carries only `assetNos`.
-                order_json(3, "normal_recover_usbkey", "delete_asset", json!([{
+                delete_order_json(3, "delete_asset", json!([{
                     "assetNos": ["8000000003"]
                 }])),
             ]

@@ -11,27 +11,30 @@
 //!   the maximum);
 //! * `example` → `examples: [example]`;
 //! * a component schema gets its component name as `title`;
+//! * `discriminator` is dropped, once checked to add nothing (see [`Converter::discriminator`]):
+//!   it is an OpenAPI annotation for code generators, not a JSON Schema keyword, and Ajv in
+//!   strict mode rejects it;
 //! * a schema without any validation keyword but with annotations (`{description: ...}`,
 //!   any value) also gets `"tsType": "unknown"`: json-schema-to-typescript reads such a
 //!   schema as an object unless told (`{}` alone it reads right). No validator uses it.
 //!
 //! `x-` extensions are kept as they are (2020-12 allows unknown keywords), including those
-//! beside a `$ref`. A keyword this converter does not translate (`discriminator`,
-//! `externalDocs`, `xml`, a typo) fails the export instead of vanishing: `openapiv3` drops
-//! unknown keywords silently, so the raw YAML value is checked next to the typed model.
+//! beside a `$ref`. A keyword this converter does not translate (`externalDocs`, `xml`, a
+//! typo) fails the export instead of vanishing: `openapiv3` drops unknown keywords
+//! silently, so the raw YAML value is checked next to the typed model.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::{Context, Result, anyhow, bail};
 use openapiv3::{
-    AdditionalProperties, AnySchema, ReferenceOr, Schema as OaSchema, SchemaKind, Type,
-    VariantOrUnknownOrEmpty,
+    AdditionalProperties, AnySchema, Discriminator, ReferenceOr, Schema as OaSchema, SchemaKind,
+    Type, VariantOrUnknownOrEmpty,
 };
 use schemars::Schema;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::spec::{Spec, escape, schema_ref_name};
+use crate::spec::{SCHEMA_REF_PREFIX, Spec, escape, schema_ref_name};
 
 /// The keywords of an OpenAPI 3.0.3 Schema Object that this converter translates.
 const KNOWN_KEYWORDS: &[&str] = &[
@@ -67,6 +70,7 @@ const KNOWN_KEYWORDS: &[&str] = &[
     "deprecated",
     "default",
     "example",
+    "discriminator",
 ];
 
 /// The keywords that combine subschemas; a nullable combination is wrapped, see module docs.
@@ -273,10 +277,13 @@ impl<'a> Converter<'a> {
             SchemaKind::Any(any) => self.any_keywords(&mut out, any, raw, at, refs)?,
         }
 
-        if data.discriminator.is_some() || data.external_docs.is_some() {
+        if let Some(discriminator) = &data.discriminator {
+            self.discriminator(discriminator, &schema.schema_kind, raw_map, at)
+                .with_context(|| format!("{}: `discriminator`", location()))?;
+        }
+        if data.external_docs.is_some() {
             bail!(
-                "{}: `discriminator` and `externalDocs` have no JSON Schema translation in \
-                 xtask/src/convert.rs",
+                "{}: `externalDocs` has no JSON Schema translation in xtask/src/convert.rs",
                 location()
             );
         }
@@ -314,6 +321,84 @@ impl<'a> Converter<'a> {
             set(&mut out, "tsType", "unknown");
         }
         Ok(out)
+    }
+
+    /// Checks that a `discriminator` adds nothing to the `oneOf`/`anyOf` beside it, so that
+    /// the export can drop it (JSON Schema has no such keyword; Ajv in strict mode and
+    /// other validators would reject or ignore it). That holds when every member is a
+    /// `$ref` to a component that requires the property and restricts it with `enum` to
+    /// exactly the values that map to that member (the explicit `mapping`, else the
+    /// component name): the members then accept disjoint sets of payloads, and the
+    /// combination alone picks the member the discriminator would.
+    fn discriminator(
+        &self,
+        discriminator: &Discriminator,
+        kind: &SchemaKind,
+        raw_map: &Map<String, Value>,
+        at: &str,
+    ) -> Result<()> {
+        if let Some(key) = raw_map
+            .get("discriminator")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(Map::keys)
+            .find(|k| !k.starts_with("x-") && !["propertyName", "mapping"].contains(&k.as_str()))
+        {
+            bail!("unknown field `{key}`");
+        }
+        let members = match kind {
+            SchemaKind::OneOf { one_of } => one_of,
+            SchemaKind::AnyOf { any_of } => any_of,
+            SchemaKind::Any(any) if !any.one_of.is_empty() && any.any_of.is_empty() => &any.one_of,
+            SchemaKind::Any(any) if any.one_of.is_empty() && !any.any_of.is_empty() => &any.any_of,
+            _ => bail!("only beside `oneOf` or `anyOf` (not `allOf`) is it translated"),
+        };
+        let names = members
+            .iter()
+            .map(|member| match member {
+                ReferenceOr::Reference { reference } => schema_ref_name(self.spec, reference, at),
+                ReferenceOr::Item(_) => Err(anyhow!(
+                    "an inline member cannot be picked; make it a component"
+                )),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut values: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for (value, target) in &discriminator.mapping {
+            let name = target.strip_prefix(SCHEMA_REF_PREFIX).unwrap_or(target);
+            if !names.contains(&name) {
+                bail!("mapping `{value}: {target}` is not a member of the combination");
+            }
+            values.entry(name).or_default().insert(value);
+        }
+        let property = &discriminator.property_name;
+        for name in names {
+            let expected = values
+                .remove(name)
+                .unwrap_or_else(|| BTreeSet::from([name]));
+            let (_, raw) = self.spec.schema(name)?;
+            let required = raw
+                .get("required")
+                .and_then(Value::as_array)
+                .is_some_and(|r| r.iter().any(|p| p == property.as_str()));
+            let mut declared = raw.pointer(&format!("/properties/{}", escape(property)));
+            if let Some(reference) = declared.and_then(|d| d.get("$ref")).and_then(Value::as_str) {
+                let target = schema_ref_name(self.spec, reference, at)?;
+                declared = Some(self.spec.schema(target)?.1);
+            }
+            let allowed = declared
+                .and_then(|d| d.get("enum"))
+                .and_then(Value::as_array)
+                .map(|e| e.iter().filter_map(Value::as_str).collect::<BTreeSet<_>>());
+            if !required || allowed.as_ref() != Some(&expected) {
+                let expected = expected.into_iter().collect::<Vec<_>>().join(", ");
+                bail!(
+                    "member `{name}` must require `{property}` and declare it with \
+                     `enum: [{expected}]`, or the schema without the discriminator would \
+                     accept more than with it"
+                );
+            }
+        }
+        Ok(())
     }
 
     fn list(
@@ -754,6 +839,69 @@ mod tests {
             .err()
             .unwrap();
         assert!(format!("{error:#}").contains("keyword `xml`"), "{error:#}");
+    }
+
+    /// A `oneOf` of two order shapes told apart by `kind`, with `extra` appended to the
+    /// union's own schema and `b_kind` as the `enum` of the second member.
+    fn discriminated(extra: &str, b_kind: &str) -> String {
+        format!(
+            "U:\n  oneOf: [{{$ref: '#/components/schemas/A'}}, {{$ref: '#/components/schemas/B'}}]\n  \
+             discriminator:\n    propertyName: kind\n{extra}\
+             A:\n  type: object\n  required: [kind]\n  properties:\n    kind: {{type: string, enum: [a]}}\n\
+             B:\n  type: object\n  required: [kind]\n  properties:\n    kind: {{$ref: '#/components/schemas/BKind'}}\n\
+             BKind: {{type: string, enum: {b_kind}}}"
+        )
+    }
+
+    #[test]
+    fn a_discriminator_that_the_members_imply_is_dropped() {
+        let mapping = "    mapping: {a: '#/components/schemas/A', b: '#/components/schemas/B'}\n";
+        let converted = convert(&discriminated(mapping, "[b]"), "U").unwrap();
+        assert_eq!(
+            converted.schema.to_value(),
+            json!({"title": "U", "oneOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}]})
+        );
+        assert_eq!(
+            converted.refs,
+            BTreeSet::from(["A".to_owned(), "B".to_owned()])
+        );
+        // Without `mapping` the values are the component names.
+        let schemas = discriminated("", "[B]").replace("enum: [a]", "enum: [A]");
+        let schema = value(&schemas, "U");
+        assert!(schema.get("discriminator").is_none(), "{schema}");
+    }
+
+    #[test]
+    fn a_discriminator_that_adds_a_constraint_fails() {
+        let mapping = "    mapping: {a: '#/components/schemas/A', b: '#/components/schemas/B'}\n";
+        // `B` admits `kind: a` as well: the oneOf alone cannot tell the members apart.
+        let error = convert(&discriminated(mapping, "[a, b]"), "U")
+            .err()
+            .unwrap();
+        assert!(
+            format!("{error:#}")
+                .contains("member `B` must require `kind` and declare it with `enum: [b]`"),
+            "{error:#}"
+        );
+        // The mapping names no member.
+        let mapping = "    mapping: {c: '#/components/schemas/BKind'}\n";
+        let error = convert(&discriminated(mapping, "[b]"), "U").err().unwrap();
+        assert!(
+            format!("{error:#}").contains("is not a member"),
+            "{error:#}"
+        );
+        // Beside `allOf` the discriminator means inheritance, which JSON Schema cannot say.
+        let schemas = discriminated("", "[B]").replace("oneOf", "allOf");
+        let error = convert(&schemas, "U").err().unwrap();
+        assert!(format!("{error:#}").contains("not `allOf`"), "{error:#}");
+        // A misspelt field of the discriminator object.
+        let error = convert(&discriminated("    maping: {}\n", "[b]"), "U")
+            .err()
+            .unwrap();
+        assert!(
+            format!("{error:#}").contains("unknown field `maping`"),
+            "{error:#}"
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 mod conformance;
 mod errors;
+mod fidelity;
 mod operations;
 #[path = "../../../tests/support/pki.rs"]
 mod pki;

@@ -1,0 +1,300 @@
+//! Transform and edit: a `oneOf` of `$ref`s with a `discriminator` (batch orders by
+//! `orderType`) becomes a serde internally tagged enum, one newtype variant per mapping
+//! entry (`LicenseOrder::NewBuy(NewBuyOrder)`), so that a wrong or missing tag fails with
+//! serde's "unknown variant" and each variant's struct reports its own missing fields.
+//!
+//! typify makes an internally tagged enum only of inline variants, and an untagged one of
+//! `$ref`s. The transform removes the tag property from each variant's schema (the enum
+//! writes and reads it); the edit then turns typify's untagged enum into a tagged one.
+
+use openapiv3::{OpenAPI, ReferenceOr, SchemaKind, Type};
+use syn::visit_mut::VisitMut;
+
+use crate::names::pascal;
+
+/// One discriminated `oneOf`, as found in the spec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tagged {
+    /// The `oneOf` schema's name (the Rust enum).
+    pub name: String,
+    /// The discriminator's property (its wire name).
+    pub tag: String,
+    /// `(tag value, variant schema name)`, in `oneOf` order.
+    pub variants: Vec<(String, String)>,
+}
+
+const PREFIX: &str = "#/components/schemas/";
+
+/// Finds every discriminated `oneOf`, checks that its mapping, its `oneOf` list and each
+/// variant's single-valued, required tag property agree, and removes that property from
+/// the variants.
+pub fn prepare(spec: &mut OpenAPI) -> Result<Vec<Tagged>, String> {
+    let Some(components) = spec.components.as_mut() else {
+        return Ok(Vec::new());
+    };
+    let mut found = Vec::new();
+    for (name, schema) in &components.schemas {
+        let ReferenceOr::Item(schema) = schema else {
+            continue;
+        };
+        let Some(discriminator) = &schema.schema_data.discriminator else {
+            continue;
+        };
+        let SchemaKind::OneOf { one_of } = &schema.schema_kind else {
+            return Err(format!(
+                "schema `{name}`: a discriminator is supported on a `oneOf` only"
+            ));
+        };
+        let mut variants = Vec::new();
+        for entry in one_of {
+            let ReferenceOr::Reference { reference } = entry else {
+                return Err(format!(
+                    "schema `{name}`: every `oneOf` entry of a discriminated union must be a \
+                     `$ref` to a component schema"
+                ));
+            };
+            let Some((value, _)) = discriminator
+                .mapping
+                .iter()
+                .find(|(_, target)| *target == reference)
+            else {
+                return Err(format!(
+                    "schema `{name}`: `{reference}` is not in the discriminator's mapping"
+                ));
+            };
+            let target = reference
+                .strip_prefix(PREFIX)
+                .ok_or_else(|| format!("schema `{name}`: `{reference}` is not a component"))?;
+            variants.push((value.clone(), target.to_string()));
+        }
+        if variants.len() != discriminator.mapping.len() {
+            return Err(format!(
+                "schema `{name}`: the discriminator maps {} values but `oneOf` has {} entries",
+                discriminator.mapping.len(),
+                variants.len()
+            ));
+        }
+        found.push(Tagged {
+            name: name.clone(),
+            tag: discriminator.property_name.clone(),
+            variants,
+        });
+    }
+    for tagged in &found {
+        for (value, variant) in &tagged.variants {
+            let at = |what: &str| format!("schema `{variant}` (in `{}`): {what}", tagged.name);
+            let Some(ReferenceOr::Item(schema)) = components.schemas.get_mut(variant) else {
+                return Err(at("not an inline component schema"));
+            };
+            let SchemaKind::Type(Type::Object(object)) = &mut schema.schema_kind else {
+                return Err(at("not an object"));
+            };
+            let tag = &tagged.tag;
+            let Some(position) = object.required.iter().position(|r| r == tag) else {
+                return Err(at(&format!("the tag property `{tag}` is not required")));
+            };
+            let single = match object.properties.get(tag) {
+                Some(ReferenceOr::Item(p)) => match &p.schema_kind {
+                    SchemaKind::Type(Type::String(s)) => s.enumeration.clone(),
+                    _ => Vec::new(),
+                },
+                _ => Vec::new(),
+            };
+            if single != [Some(value.clone())] {
+                return Err(at(&format!(
+                    "the tag property `{tag}` must be a string with the single value `{value}`"
+                )));
+            }
+            object.required.remove(position);
+            object.properties.shift_remove(tag);
+        }
+        if let Some(ReferenceOr::Item(schema)) = components.schemas.get_mut(&tagged.name) {
+            schema.schema_data.discriminator = None;
+        }
+    }
+    Ok(found)
+}
+
+/// Turns typify's untagged enum for each [`Tagged`] into `#[serde(tag = ..)]` with one
+/// renamed variant per tag value. Fails when the enum or a variant is not where typify
+/// puts them.
+pub fn apply(types: &mut [syn::Item], tagged: &[Tagged]) -> Result<(), String> {
+    for t in tagged {
+        let at = |what: &str| format!("schema `{}`: {what}", t.name);
+        let Some(e) = types.iter_mut().find_map(|item| match item {
+            syn::Item::Enum(e) if e.ident == t.name => Some(e),
+            _ => None,
+        }) else {
+            return Err(at(
+                "typify generated no enum for this discriminated `oneOf`",
+            ));
+        };
+        let untagged = e.attrs.iter().position(|a| {
+            a.path().is_ident("serde")
+                && a.meta
+                    .require_list()
+                    .is_ok_and(|l| l.tokens.to_string() == "untagged")
+        });
+        let Some(untagged) = untagged else {
+            return Err(at("typify's enum is not `#[serde(untagged)]`"));
+        };
+        let tag = &t.tag;
+        e.attrs[untagged] = syn::parse_quote!(#[serde(tag = #tag)]);
+        let mut renames = Renames::default();
+        for (value, schema) in &t.variants {
+            let Some(variant) = e.variants.iter_mut().find(|v| v.ident == schema) else {
+                return Err(at(&format!("typify's enum has no variant `{schema}`")));
+            };
+            let new = syn::Ident::new(&pascal(value), variant.ident.span());
+            let doc = format!("`{tag}: {value}`.");
+            variant.attrs.push(syn::parse_quote!(#[doc = #doc]));
+            variant
+                .attrs
+                .push(syn::parse_quote!(#[serde(rename = #value)]));
+            renames.0.push((variant.ident.clone(), new.clone()));
+            variant.ident = new;
+        }
+        if e.variants.len() != t.variants.len() {
+            return Err(at("typify's enum has variants the mapping does not name"));
+        }
+        for item in types.iter_mut() {
+            if let syn::Item::Impl(imp) = item
+                && matches!(&*imp.self_ty, syn::Type::Path(p) if p.path.is_ident(&t.name))
+            {
+                renames.visit_item_impl_mut(imp);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Renames `Self::Old` in the enum's own impls (typify's `From` conversions).
+#[derive(Default)]
+struct Renames(Vec<(syn::Ident, syn::Ident)>);
+
+impl VisitMut for Renames {
+    fn visit_path_mut(&mut self, path: &mut syn::Path) {
+        if path.segments.len() == 2 && path.segments[0].ident == "Self" {
+            let last = &mut path.segments[1].ident;
+            if let Some((_, new)) = self.0.iter().find(|(old, _)| last == old) {
+                *last = new.clone();
+            }
+        }
+        syn::visit_mut::visit_path_mut(self, path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = r##"
+openapi: 3.0.3
+info: {title: t, version: '1'}
+paths: {}
+components:
+  schemas:
+    Order:
+      oneOf:
+        - $ref: '#/components/schemas/BuyOrder'
+        - $ref: '#/components/schemas/DropOrder'
+      discriminator:
+        propertyName: kind
+        mapping:
+          buy: '#/components/schemas/BuyOrder'
+          drop: '#/components/schemas/DropOrder'
+    BuyOrder:
+      type: object
+      required: [kind, n]
+      properties:
+        kind: {type: string, enum: [buy]}
+        n: {type: integer}
+    DropOrder:
+      type: object
+      required: [kind]
+      properties:
+        kind: {type: string, enum: [drop]}
+"##;
+
+    fn spec(text: &str) -> OpenAPI {
+        crate::spec::load(text).unwrap()
+    }
+
+    #[test]
+    fn the_tag_leaves_the_variants() {
+        let mut s = spec(SPEC);
+        let found = prepare(&mut s).unwrap();
+        assert_eq!(
+            found,
+            vec![Tagged {
+                name: "Order".into(),
+                tag: "kind".into(),
+                variants: vec![
+                    ("buy".into(), "BuyOrder".into()),
+                    ("drop".into(), "DropOrder".into())
+                ],
+            }]
+        );
+        let schemas = &s.components.as_ref().unwrap().schemas;
+        let ReferenceOr::Item(buy) = &schemas["BuyOrder"] else {
+            panic!()
+        };
+        let SchemaKind::Type(Type::Object(o)) = &buy.schema_kind else {
+            panic!()
+        };
+        assert_eq!(o.required, ["n"]);
+        assert!(!o.properties.contains_key("kind"));
+    }
+
+    #[test]
+    fn a_variant_without_its_single_valued_tag_fails() {
+        let text = SPEC.replace("enum: [drop]", "enum: [drop, other]");
+        let err = prepare(&mut spec(&text)).unwrap_err();
+        assert!(err.contains("schema `DropOrder` (in `Order`)"), "{err}");
+        assert!(err.contains("single value `drop`"), "{err}");
+        let text = SPEC.replace("required: [kind]", "required: []");
+        let err = prepare(&mut spec(&text)).unwrap_err();
+        assert!(err.contains("`kind` is not required"), "{err}");
+    }
+
+    #[test]
+    fn a_mapping_that_disagrees_with_one_of_fails() {
+        let text = SPEC.replace(
+            "drop: '#/components/schemas/DropOrder'",
+            "drop: '#/components/schemas/BuyOrder'",
+        );
+        let err = prepare(&mut spec(&text)).unwrap_err();
+        assert!(
+            err.contains("`#/components/schemas/DropOrder` is not in the discriminator's mapping"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_untagged_enum_becomes_tagged() {
+        let mut items: Vec<syn::Item> = vec![
+            syn::parse_quote! {
+                #[serde(untagged)]
+                pub enum Order { BuyOrder(BuyOrder), DropOrder(DropOrder) }
+            },
+            syn::parse_quote! {
+                impl From<BuyOrder> for Order { fn from(value: BuyOrder) -> Self { Self::BuyOrder(value) } }
+            },
+        ];
+        let mut s = spec(SPEC);
+        apply(&mut items, &prepare(&mut s).unwrap()).unwrap();
+        let code = quote::quote!(#(#items)*).to_string();
+        assert!(code.contains("# [serde (tag = \"kind\")]"), "{code}");
+        assert!(
+            code.contains("# [doc = \"`kind: buy`.\"] # [serde (rename = \"buy\")] Buy (BuyOrder)"),
+            "{code}"
+        );
+        assert!(code.contains("Self :: Buy (value)"), "{code}");
+        assert!(!code.contains("untagged"), "{code}");
+
+        let mut plain: Vec<syn::Item> =
+            vec![syn::parse_quote! { pub enum Order { BuyOrder(BuyOrder) } }];
+        let err = apply(&mut plain, &prepare(&mut spec(SPEC)).unwrap()).unwrap_err();
+        assert!(err.contains("not `#[serde(untagged)]`"), "{err}");
+    }
+}

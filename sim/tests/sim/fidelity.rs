@@ -1,0 +1,363 @@
+//! The documents' shapes and defaults, end to end: delete orders with only what identifies
+//! them, `strictMatchWhenDelete` defaulting to `false`, `null` for an optional field, and
+//! empty lists as `data: []`.
+
+use crate::support::*;
+use licensing_sdk::{LicenseType, order::types as ot};
+use serde_json::{Value, json};
+
+/// A delete order with the identifying fields only (no admin, branch or address).
+fn delete_order(ent: &Enterprise, order_type: &str, src: &str, assets: Value) -> Value {
+    json!({
+        "sequence": 1,
+        "customerId": ent.customer_id,
+        "enterpriseGlobalId": ent.global_id,
+        "srcLicenseOrderId": src,
+        "licenseType": "normal_recover_usbkey",
+        "orderType": order_type,
+        "assets": assets
+    })
+}
+
+async fn batch_raw(env: &Env, orders: Vec<Value>) -> Raw {
+    let path = format!("{}?appKey=app", path("batchOrder", &[]));
+    let body = json!({
+        "channelCode": "CH01",
+        "channelOrderId": "CO-1",
+        "syncMode": "sync",
+        "orderList": orders
+    });
+    env.raw("POST", &path, Some(body)).await
+}
+
+#[track_caller]
+fn assert_ok(raw: &Raw) {
+    assert_eq!(
+        (raw.status, raw.code()),
+        (200, "0".to_string()),
+        "{:?}",
+        raw.body
+    );
+}
+
+#[track_caller]
+fn assert_invalid(raw: &Raw, field: &str) {
+    assert_eq!(raw.status, 299, "{:?}", raw.body);
+    assert_eq!(raw.code(), "13004", "{:?}", raw.body);
+    let cause = raw.body["cause"].as_str().unwrap_or_default();
+    assert!(cause.contains(field), "cause {cause:?} names {field}");
+}
+
+async fn product_uris(env: &Env, ent: &Enterprise, num: &str) -> Vec<String> {
+    let id = env.asset_id(ent, num).await;
+    env.member
+        .list_asset_products()
+        .asset_id(&id)
+        .await
+        .expect("listAssetProducts")
+        .product_instance_list
+        .into_iter()
+        .map(|p| p.product_uri)
+        .collect()
+}
+
+#[tokio::test]
+async fn delete_asset_orders_need_only_identifying_fields() {
+    let env = start().await;
+    let ent = env.enterprise("Acme").await;
+    let nums = env.allocate(2).await;
+    let bought = env
+        .buy(&ent, "normal_recover_usbkey", &nums, "base", 1)
+        .await;
+
+    let raw = batch_raw(
+        &env,
+        vec![delete_order(
+            &ent,
+            "delete_asset",
+            &bought,
+            json!([{ "assetNos": [nums[0]] }]),
+        )],
+    )
+    .await;
+    assert_ok(&raw);
+
+    // The same, built in Rust: nothing invented.
+    let order: ot::DeleteAssetOrder = ot::DeleteAssetOrder::builder()
+        .sequence(1)
+        .customer_id(ent.customer_id.clone())
+        .enterprise_global_id(ent.global_id.clone())
+        .src_license_order_id(Some(bought.clone()))
+        .license_type(LicenseType::NormalRecoverUsbkey)
+        .assets(vec![ot::RevokedAsset {
+            asset_nos: vec![nums[1].clone()],
+        }])
+        .try_into()
+        .expect("a delete_asset order from its identifying fields");
+    let ot::BatchOrderRequest { order_list, .. } = batch(vec![]);
+    assert!(order_list.is_empty());
+    env.order
+        .batch_order()
+        .app_key("app")
+        .body(
+            ot::BatchOrderRequest::builder()
+                .channel_code("CH01")
+                .channel_order_id("CO-2")
+                .sync_mode(licensing_sdk::SyncMode::Sync)
+                .order_list(vec![order.into()]),
+        )
+        .await
+        .expect("the delete_asset order is accepted");
+    let left = env
+        .member
+        .list_asset_nums()
+        .enterprise_global_id(&ent.global_id)
+        .await
+        .unwrap();
+    assert!(left.is_empty(), "both assets revoked: {left:?}");
+}
+
+#[tokio::test]
+async fn delete_product_entries_carry_the_six_documented_fields() {
+    let env = start().await;
+    let ent = env.enterprise("Acme").await;
+    let nums = env.allocate(1).await;
+    let bought = env
+        .order(new_buy(
+            &ent,
+            "normal_recover_usbkey",
+            json!([{ "assetNos": nums, "products": [product("keep", 1), product("drop", 5)] }]),
+        ))
+        .await;
+
+    let six = json!({
+        "crmProductId": "P-drop",
+        "productUri": "drop",
+        "limitStartDate": 1_767_225_600_000_i64,
+        "limitEndDate": 1_798_761_600_000_i64,
+        "limitConcurrent": 5,
+        "strictMatchWhenDelete": true
+    });
+    let raw = batch_raw(
+        &env,
+        vec![delete_order(
+            &ent,
+            "delete_product",
+            &bought,
+            json!([{ "assetNos": nums, "products": [six] }]),
+        )],
+    )
+    .await;
+    assert_ok(&raw);
+    assert_eq!(product_uris(&env, &ent, &nums[0]).await, ["keep"]);
+}
+
+/// Omitted, `strictMatchWhenDelete` is `false`: the product is found by its mnemonic
+/// although its node count differs; with `true` the same entry matches nothing.
+#[tokio::test]
+async fn omitted_strict_match_is_false() {
+    let env = start().await;
+    let ent = env.enterprise("Acme").await;
+    let nums = env.allocate(1).await;
+    let mut full = product("base", 1);
+    full.as_object_mut()
+        .unwrap()
+        .remove("strictMatchWhenDelete");
+    let bought = env
+        .order(new_buy(
+            &ent,
+            "normal_recover_usbkey",
+            json!([{ "assetNos": nums, "products": [full] }]),
+        ))
+        .await;
+
+    let entry = |strict: Option<bool>| {
+        let mut p = json!({ "crmProductId": "P-base", "productUri": "base", "limitConcurrent": 9 });
+        if let Some(strict) = strict {
+            p["strictMatchWhenDelete"] = json!(strict);
+        }
+        delete_order(
+            &ent,
+            "delete_product",
+            &bought,
+            json!([{ "assetNos": nums, "products": [p] }]),
+        )
+    };
+    let strict = batch_raw(&env, vec![entry(Some(true))]).await;
+    assert_invalid(&strict, "assets");
+    assert!(
+        strict.body["cause"]
+            .as_str()
+            .unwrap()
+            .contains("same start date")
+    );
+    assert_ok(&batch_raw(&env, vec![entry(None)]).await);
+    assert!(product_uris(&env, &ent, &nums[0]).await.is_empty());
+}
+
+#[tokio::test]
+async fn order_shapes_are_enforced_with_the_field_named() {
+    let env = start().await;
+    let ent = env.enterprise("Acme").await;
+    let nums = env.allocate(1).await;
+    let bought = env
+        .buy(&ent, "normal_recover_usbkey", &nums, "base", 1)
+        .await;
+
+    // A new_buy still needs every documented field.
+    let mut no_admin = new_buy(
+        &ent,
+        "normal_recover_usbkey",
+        json!([{ "assetNos": nums, "products": [product("more", 1)] }]),
+    );
+    no_admin.as_object_mut().unwrap().remove("adminEmail");
+    assert_invalid(
+        &batch_raw(&env, vec![no_admin]).await,
+        "orderList[0]: missing field `adminEmail`",
+    );
+
+    // A delete_asset entry carries only assetNos.
+    let extra = delete_order(
+        &ent,
+        "delete_asset",
+        &bought,
+        json!([{ "assetNos": nums, "products": [product("base", 1)] }]),
+    );
+    assert_invalid(
+        &batch_raw(&env, vec![extra]).await,
+        "orderList[0].assets[0].products: unknown field `products`",
+    );
+
+    // A delete_product entry carries only the six fields.
+    let mut seven = json!({ "crmProductId": "P-base", "productUri": "base", "limitConcurrent": 1 });
+    seven["productName"] = json!("Base");
+    let seventh = delete_order(
+        &ent,
+        "delete_product",
+        &bought,
+        json!([{ "assetNos": nums, "products": [seven] }]),
+    );
+    assert_invalid(
+        &batch_raw(&env, vec![seventh]).await,
+        "orderList[0].assets[0].products[0].productName: unknown field `productName`",
+    );
+
+    // A delete order without its customer.
+    let mut anonymous = delete_order(&ent, "delete_asset", &bought, json!([{ "assetNos": nums }]));
+    anonymous.as_object_mut().unwrap().remove("customerId");
+    assert_invalid(
+        &batch_raw(&env, vec![anonymous]).await,
+        "orderList[0]: missing field `customerId`",
+    );
+
+    // An order type the documents do not list.
+    let mut upgrade = delete_order(&ent, "delete_asset", &bought, json!([{ "assetNos": nums }]));
+    upgrade["orderType"] = json!("upgrade");
+    assert_invalid(
+        &batch_raw(&env, vec![upgrade]).await,
+        "orderList[0].orderType: unknown variant `upgrade`",
+    );
+
+    // A wrong type deep inside the second order.
+    let mut wrong = product("more", 1);
+    wrong["limitConcurrent"] = json!("five");
+    let typed = new_buy(
+        &ent,
+        "normal_recover_usbkey",
+        json!([{ "assetNos": nums, "products": [product("more", 1), wrong] }]),
+    );
+    let fine = delete_order(&ent, "delete_asset", &bought, json!([{ "assetNos": nums }]));
+    assert_invalid(
+        &batch_raw(&env, vec![fine, typed]).await,
+        "orderList[1].assets[0].products[1].limitConcurrent: invalid type: string \"five\"",
+    );
+
+    // Nothing was applied.
+    assert_eq!(product_uris(&env, &ent, &nums[0]).await, ["base"]);
+}
+
+/// `null` for an optional field is the field left out, in both services.
+#[tokio::test]
+async fn null_optionals_are_absent() {
+    let env = start().await;
+    let ent = env.enterprise("Acme").await;
+    let nums = env.allocate(1).await;
+    let mut p = product("base", 1);
+    for field in [
+        "gmsPid",
+        "appKey",
+        "limitStartDate",
+        "passwords",
+        "srcLicenseOrderId",
+    ] {
+        p[field] = Value::Null;
+    }
+    let mut order = new_buy(
+        &ent,
+        "normal_recover_usbkey",
+        json!([{
+            "assetNos": nums,
+            "assetExtendList": null,
+            "limitStartDate": null,
+            "borrowedUsbKey": null,
+            "merchandises": null,
+            "products": [p]
+        }]),
+    );
+    order["srcLicenseOrderId"] = Value::Null;
+    assert_ok(&batch_raw(&env, vec![order]).await);
+
+    let add = env
+        .raw(
+            "POST",
+            &path("addMembers", &[&ent.global_id]),
+            Some(json!({ "userList": [{
+                "userName": "alice",
+                "password": "Secret-123",
+                "name": "Alice",
+                "departmentId": null,
+                "remark": null,
+                "passwordMobile": null
+            }]})),
+        )
+        .await;
+    assert_ok(&add);
+}
+
+/// An empty list is `data: []` on a success; an error reply has no `data`.
+#[tokio::test]
+async fn empty_lists_are_empty_arrays() {
+    let env = start().await;
+    let ent = env.enterprise("Acme").await;
+    for (id, params) in [
+        ("listVirtualAssets", vec![ent.global_id.as_str()]),
+        ("listAssetNums", vec![ent.global_id.as_str()]),
+        ("listLentLocks", vec![ent.global_id.as_str()]),
+    ] {
+        let raw = env.raw("GET", &path(id, &params), None).await;
+        assert_ok(&raw);
+        assert_eq!(raw.body["data"], json!([]), "{id}: {:?}", raw.body);
+    }
+    let query = format!(
+        "{}?channelCode=CH01&channelCustomerId=nobody&defaultCustomer=N",
+        path("queryEnterprise", &[])
+    );
+    let raw = env.raw("GET", &query, None).await;
+    assert_ok(&raw);
+    assert_eq!(raw.body["data"], json!([]), "{:?}", raw.body);
+
+    let failed = env
+        .raw("GET", &path("listAssetNums", &["EG-none"]), None)
+        .await;
+    assert_eq!(failed.status, 299, "{:?}", failed.body);
+    assert!(failed.body.get("data").is_none(), "{:?}", failed.body);
+
+    // The SDK reads both `data: []` and a success without `data` as an empty list.
+    let none = env
+        .member
+        .list_lent_locks()
+        .enterprise_global_id(&ent.global_id)
+        .await
+        .expect("an empty list");
+    assert!(none.is_empty());
+}
