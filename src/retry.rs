@@ -5,6 +5,7 @@
 //! | connect failure: the request never reached the server | yes, every operation |
 //! | the server answered code `500` ("network exception, retry") | yes, every operation |
 //! | timeout, reset or dropped reply after the request was sent | only operations marked `x-idempotent: true` in the spec |
+//! | HTTP 500, 502, 503 or 504 (a server or gateway error outside the platform's envelope: the request may have been applied) | only operations marked `x-idempotent: true` |
 //! | any other business error, validation error, undocumented status, undecodable reply | never |
 //! | a rejected TLS certificate, a redirect, a reply over `max_reply_bytes` | never |
 //!

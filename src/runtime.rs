@@ -641,7 +641,16 @@ async fn failed(
             excerpt: String::new(),
         },
     };
-    (error, Verdict::Final)
+    let verdict = match &error {
+        // A server error or a gateway in front of the platform: the request may or may not
+        // have been applied, so only operations that cannot apply twice are repeated.
+        Error::UnexpectedStatus {
+            status: 500 | 502 | 503 | 504,
+            ..
+        } => Verdict::MaybeApplied,
+        _ => Verdict::Final,
+    };
+    (error, verdict)
 }
 
 /// A decoded envelope: its `data`, or the business error it reports.

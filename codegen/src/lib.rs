@@ -100,6 +100,40 @@ pub fn generate(services: &[Service<'_>]) -> Result<Files, Error> {
     Ok(files)
 }
 
+/// A client for an API of the project's own (the simulator's sandbox admin API): plain
+/// progenitor with the builder interface, none of the platform's conventions (envelope,
+/// `g_nonce`, tolerant enums) applied. Returns the formatted Rust source.
+pub fn plain_client(file: &str, text: &str) -> Result<String, Error> {
+    let at = |message: String| Error {
+        file: file.to_string(),
+        message,
+    };
+    let spec = spec::load(text).map_err(at)?;
+    let mut settings = GenerationSettings::new();
+    settings
+        .with_interface(InterfaceStyle::Builder)
+        .with_tag(TagStyle::Merged);
+    let tokens = Generator::new(&settings)
+        .generate_tokens(&spec)
+        .map_err(|e| at(format!("code generation failed: {e}")))?;
+    format(file, tokens)
+}
+
+/// What a `build.rs` does for [`plain_client`]: reads `file`, writes `$OUT_DIR/<name>.rs`,
+/// tells cargo what to watch, and on a mistake prints one `error:` line and exits 1.
+pub fn build_plain_client(name: &str, file: &str) {
+    println!("cargo:rerun-if-changed={file}");
+    let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    let text = fs::read_to_string(file).unwrap_or_else(|e| {
+        fail(&Error {
+            file: file.to_string(),
+            message: format!("cannot read: {e}"),
+        })
+    });
+    let code = plain_client(file, &text).unwrap_or_else(|e| fail(&e));
+    fs::write(Path::new(&out_dir).join(format!("{name}.rs")), code).expect("OUT_DIR is writable");
+}
+
 /// Everything a `build.rs` does: reads the specs, generates, writes `$OUT_DIR`, tells cargo
 /// what to watch. On a spec or generator mistake it prints one `error:` line naming the file
 /// and the operation, and exits with status 1.

@@ -5,13 +5,13 @@
 use std::{
     collections::{HashMap, HashSet, VecDeque},
     hash::{BuildHasher, RandomState},
-    sync::PoisonError,
+    sync::{Arc, PoisonError},
     time::{Duration, Instant},
 };
 
 use axum::{
     Json,
-    body::Bytes,
+    body::{Body, Bytes},
     extract::{FromRequest, FromRequestParts, Path, Query, Request, State},
     http::{HeaderMap, StatusCode, header},
     middleware::Next,
@@ -20,7 +20,13 @@ use axum::{
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value};
 
-use super::{Config, Shared, faults::Faults, routes::Route};
+use super::{
+    Config, Shared,
+    admin::types::{FaultKind, JournalEntry},
+    faults::Faults,
+    routes::Route,
+    sandbox::{journal, rules::Subject},
+};
 use licensing_sdk::{
     ErrorCode, ReplyCode, member::types as m, operations, operations::Operation, order::types as o,
 };
@@ -295,6 +301,22 @@ impl<S: Send + Sync> FromRequest<S> for Call {
 }
 
 impl Call {
+    /// A call made by the simulator itself (seeds): path parameters, query and a JSON body.
+    pub fn internal(path: &[(&str, &str)], query: &[(&str, &str)], body: Option<&Value>) -> Self {
+        Self {
+            path: path
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            query: query
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            content_type: Some("application/json".to_string()),
+            body: Ok(body.map_or_else(Bytes::new, |b| Bytes::from(b.to_string()))),
+        }
+    }
+
     /// A path parameter (always present: the route matched).
     pub fn path(&self, name: &str) -> &str {
         self.path.get(name).map_or("", String::as_str)
@@ -364,6 +386,17 @@ fn name_the_field<T: DeserializeOwned>(
     object: &Map<String, Value>,
     error: &serde_json::Error,
 ) -> String {
+    match locate::<T>(object, error) {
+        (Some(path), message) => format!("{path}: {message}"),
+        (None, message) => message,
+    }
+}
+
+/// [`name_the_field`]'s path (`None` for the document itself) and serde's message.
+pub(crate) fn locate<T: DeserializeOwned>(
+    object: &Map<String, Value>,
+    error: &serde_json::Error,
+) -> (Option<String>, String) {
     let fails = |doc: &Value| {
         serde_json::from_value::<T>(doc.clone())
             .err()
@@ -407,7 +440,7 @@ fn name_the_field<T: DeserializeOwned>(
         }
     }
     if path.is_empty() {
-        return message;
+        return (None, message);
     }
     let mut at_path = String::new();
     for step in &path {
@@ -420,7 +453,7 @@ fn name_the_field<T: DeserializeOwned>(
             Step::Index(i) => at_path.push_str(&format!("[{i}]")),
         }
     }
-    format!("{at_path}: {message}")
+    (Some(at_path), message)
 }
 
 /// One step of a path into a JSON document.
@@ -509,42 +542,249 @@ impl Service {
     }
 }
 
-/// Runs before every handler: latency, credentials, `g_nonce`, injected faults.
+/// Every request to an operation passes here before its handler, and every reply after
+/// it: the checks every operation shares (latency, credentials, `g_nonce`, injected
+/// faults, scripted fault rules) and the journal. A failed check is answered with the
+/// operation's own reply type and a documented code.
 pub(crate) async fn gate(State(route): State<Route>, req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let shared = Arc::clone(&route.shared);
+    let op = route.op;
+    let time = crate::state::now_ms();
+    let method = req.method().to_string();
+    let path = req.uri().path().to_string();
+    let query = Query::<Vec<(String, String)>>::try_from_uri(req.uri())
+        .map(|Query(q)| q)
+        .unwrap_or_default();
+    // The body is read here only when the journal or a fault rule needs it.
+    let (req, body) = if shared.journal.enabled() || shared.rules.wants_body(op.id) {
+        buffer(req).await
+    } else {
+        (req, None)
+    };
+    let (response, fault_id, effect) = checks(route, req, body.as_ref(), next).await;
+    let response = if shared.journal.enabled() {
+        let (parts, reply) = response.into_parts();
+        let reply = axum::body::to_bytes(reply, usize::MAX)
+            .await
+            .unwrap_or_default();
+        let dropped = matches!(effect, Some(Effect::Drop));
+        shared.journal.push(JournalEntry {
+            seq: 0,
+            time,
+            operation: Some(op.id.to_string()),
+            method,
+            path,
+            query: journal::query(&query),
+            request_body: body.as_deref().and_then(journal::body),
+            status: if dropped {
+                0
+            } else {
+                i32::from(parts.status.as_u16())
+            },
+            code: if dropped { None } else { reply_code(&reply) },
+            reply_body: if dropped { None } else { journal::body(&reply) },
+            fault: fault_id,
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        });
+        Response::from_parts(parts, Body::from(reply))
+    } else {
+        response
+    };
+    match effect {
+        None => response,
+        Some(effect) => effect.apply(response).await,
+    }
+}
+
+/// The request with its body read into memory (when it can be: otherwise the body reports
+/// the same failure to the handler, which answers it in the envelope).
+async fn buffer(req: Request) -> (Request, Option<Bytes>) {
+    let (parts, body) = req.into_parts();
+    match axum::body::to_bytes(body, crate::routes::MAX_BODY_BYTES).await {
+        Ok(bytes) => (
+            Request::from_parts(parts, Body::from(bytes.clone())),
+            Some(bytes),
+        ),
+        Err(e) => {
+            let message = e.to_string();
+            let failing = futures_util::stream::once(async move {
+                Err::<Bytes, _>(std::io::Error::other(message))
+            });
+            (Request::from_parts(parts, Body::from_stream(failing)), None)
+        }
+    }
+}
+
+/// The business code of a reply body, as a string (`"0"` for success).
+fn reply_code(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: Value,
+    }
+    match serde_json::from_slice::<Code>(body).ok()?.code {
+        Value::String(s) => Some(s),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+/// What a fired rule does to the reply after the operation ran.
+enum Effect {
+    Drop,
+    Slow(Duration),
+    Truncate,
+    Malformed,
+}
+
+/// Unwinds the connection's task without a panic message: the connection is closed with
+/// no answer, as a crashed or cut-off server would.
+struct DroppedOnPurpose;
+
+impl Effect {
+    async fn apply(self, response: Response) -> Response {
+        let (mut parts, body) = response.into_parts();
+        let bytes = axum::body::to_bytes(body, usize::MAX)
+            .await
+            .unwrap_or_default();
+        match self {
+            Effect::Drop => std::panic::resume_unwind(Box::new(DroppedOnPurpose)),
+            Effect::Malformed => {
+                parts.status = StatusCode::OK;
+                // Half a JSON document is never a JSON document.
+                let half = bytes.slice(..bytes.len() / 2);
+                Response::from_parts(parts, Body::from(half))
+            }
+            Effect::Truncate => {
+                parts
+                    .headers
+                    .insert(header::CONTENT_LENGTH, bytes.len().into());
+                let half = bytes.slice(..bytes.len() / 2);
+                let chunks = futures_util::stream::iter([
+                    Ok(half),
+                    Err(std::io::Error::other("cut short by a fault rule")),
+                ]);
+                Response::from_parts(parts, Body::from_stream(chunks))
+            }
+            Effect::Slow(over) => {
+                parts
+                    .headers
+                    .insert(header::CONTENT_LENGTH, bytes.len().into());
+                const PIECES: usize = 10;
+                let size = bytes.len().div_ceil(PIECES).max(1);
+                let pause = over / PIECES as u32;
+                let pieces: Vec<Bytes> = (0..bytes.len())
+                    .step_by(size)
+                    .map(|at| bytes.slice(at..(at + size).min(bytes.len())))
+                    .collect();
+                let stream =
+                    futures_util::stream::unfold(pieces.into_iter(), move |mut rest| async move {
+                        let piece = rest.next()?;
+                        tokio::time::sleep(pause).await;
+                        Some((Ok::<_, std::io::Error>(piece), rest))
+                    });
+                Response::from_parts(parts, Body::from_stream(stream))
+            }
+        }
+    }
+}
+
+/// The shared checks, then the handler; with the id of a fault rule that fired and what
+/// it still does to the reply.
+async fn checks(
+    route: Route,
+    req: Request,
+    body: Option<&Bytes>,
+    next: Next,
+) -> (Response, Option<i64>, Option<Effect>) {
     let Route { shared, op, error } = route;
     let faults = shared.faults.get();
     if !faults.latency.is_zero() {
         tokio::time::sleep(faults.latency).await;
     }
-    let (mut parts, body) = req.into_parts();
+    let (mut parts, req_body) = req.into_parts();
     let service = Service::from(op.service);
-    if Path::<HashMap<String, String>>::from_request_parts(&mut parts, &())
-        .await
-        .is_err()
-    {
-        return error(op, malformed(op, "a path parameter is not valid UTF-8"));
-    }
+    let path_params =
+        match Path::<HashMap<String, String>>::from_request_parts(&mut parts, &()).await {
+            Ok(Path(p)) => p,
+            Err(_) => {
+                let failure = malformed(op, "a path parameter is not valid UTF-8");
+                return (error(op, failure), None, None);
+            }
+        };
     if let Err(failure) = authenticate(&shared.config, service, &parts.headers) {
-        return error(op, failure);
+        return (error(op, failure), None, None);
     }
     let Ok(Query(query)) = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri) else {
-        return error(
-            op,
-            malformed(op, "the query string (and g_nonce in it) cannot be decoded"),
+        return (
+            error(
+                op,
+                malformed(op, "the query string (and g_nonce in it) cannot be decoded"),
+            ),
+            None,
+            None,
         );
     };
     if let Err(failure) = check_nonce(&shared, op, &query) {
-        return error(op, failure);
+        return (error(op, failure), None, None);
     }
     let user_center = op.documents(ErrorCode::UserCenterException.as_str());
     if let Some(code) = Faults::roll(&faults, user_center) {
         tracing::debug!(operation = op.id, %code, "injected fault");
-        return error(
-            op,
-            Failure::new(code, "injected by the simulator's fault settings"),
+        return (
+            error(
+                op,
+                Failure::new(code, "injected by the simulator's fault settings"),
+            ),
+            None,
+            None,
         );
     }
-    next.run(Request::from_parts(parts, body)).await
+    let json = body.and_then(|b| serde_json::from_slice::<Value>(b).ok());
+    let enterprise = path_params
+        .get("enterpriseGlobalId")
+        .map(String::as_str)
+        .or_else(|| {
+            query
+                .iter()
+                .find(|(k, _)| k == "enterpriseGlobalId")
+                .map(|(_, v)| v.as_str())
+        });
+    let fired = shared.rules.fire(&Subject {
+        operation: op.id,
+        enterprise,
+        body: json.as_ref(),
+    });
+    let req = Request::from_parts(parts, req_body);
+    let Some((id, fault)) = fired else {
+        return (next.run(req).await, None, None);
+    };
+    tracing::debug!(operation = op.id, rule = id, kind = %fault.kind, "fault rule fired");
+    let ms = Duration::from_millis(fault.ms.unwrap_or(0).try_into().unwrap_or(0));
+    let effect = match fault.kind {
+        FaultKind::Code => {
+            let code = ErrorCode::from(fault.code.as_deref().unwrap_or("500"));
+            let failure = Failure::new(code, format!("injected by fault rule {id}"));
+            return (error(op, failure), Some(id), None);
+        }
+        FaultKind::Status => {
+            let status = fault
+                .status
+                .and_then(|s| u16::try_from(s).ok())
+                .and_then(|s| StatusCode::from_u16(s).ok())
+                .unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+            return (status.into_response(), Some(id), None);
+        }
+        FaultKind::Delay => {
+            tokio::time::sleep(ms).await;
+            return (next.run(req).await, Some(id), None);
+        }
+        FaultKind::SlowBody => Effect::Slow(ms),
+        FaultKind::DropConnection => Effect::Drop,
+        FaultKind::TruncatedBody => Effect::Truncate,
+        FaultKind::MalformedBody => Effect::Malformed,
+    };
+    (next.run(req).await, Some(id), Some(effect))
 }
 
 /// The token of an `Authorization: Bearer <token>` header.

@@ -31,11 +31,13 @@
 //! # Ok(()) }
 //! ```
 
+pub mod admin;
 mod faults;
 mod http;
 mod member;
 mod order;
 mod routes;
+mod sandbox;
 mod state;
 mod tls;
 
@@ -50,6 +52,7 @@ use std::{
 use tokio::{sync::oneshot, task::JoinHandle};
 
 pub use faults::{FaultSettings, Faults};
+pub use sandbox::{PREFIX as ADMIN_PREFIX, journal::DEFAULT_JOURNAL_CAPACITY};
 pub use state::{ParseRegionError, Region};
 pub use tls::TlsConfig;
 
@@ -79,6 +82,9 @@ pub(crate) struct Config {
     pub trial_member_limit: usize,
     pub nonce_window: Duration,
     pub nonce_capacity: usize,
+    /// Required as `Authorization: Bearer …` on the admin API when set.
+    pub admin_token: Option<String>,
+    pub journal_capacity: usize,
 }
 
 /// Tokens stay out of logs, as the SDK keeps its own.
@@ -90,6 +96,7 @@ impl std::fmt::Debug for Config {
             .field("trial_member_limit", &self.trial_member_limit)
             .field("nonce_window", &self.nonce_window)
             .field("nonce_capacity", &self.nonce_capacity)
+            .field("journal_capacity", &self.journal_capacity)
             .finish()
     }
 }
@@ -101,6 +108,8 @@ pub(crate) struct Shared {
     pub allocator: Mutex<state::Allocator>,
     pub nonces: Mutex<http::NonceWindow>,
     pub faults: Faults,
+    pub journal: sandbox::journal::Journal,
+    pub rules: sandbox::rules::Rules,
 }
 
 impl Shared {
@@ -145,6 +154,7 @@ pub struct SimulatorBuilder {
     region: Region,
     faults: FaultSettings,
     tls: Option<TlsConfig>,
+    seed: Option<admin::types::Seed>,
 }
 
 impl Default for SimulatorBuilder {
@@ -159,10 +169,13 @@ impl Default for SimulatorBuilder {
                 trial_member_limit: DEFAULT_TRIAL_MEMBER_LIMIT,
                 nonce_window: DEFAULT_NONCE_WINDOW,
                 nonce_capacity: DEFAULT_NONCE_CAPACITY,
+                admin_token: None,
+                journal_capacity: DEFAULT_JOURNAL_CAPACITY,
             },
             region: Region::Domestic,
             faults: FaultSettings::default(),
             tls: None,
+            seed: None,
         }
     }
 }
@@ -227,6 +240,29 @@ impl SimulatorBuilder {
         self
     }
 
+    /// The token the admin API (`/__sandbox/v1/…`, [`admin`]) requires as
+    /// `Authorization: Bearer <token>` (default none: the admin API is open, which suits a
+    /// simulator on loopback).
+    pub fn admin_token(mut self, token: impl Into<String>) -> Self {
+        self.config.admin_token = Some(token.into());
+        self
+    }
+
+    /// A seed loaded before the simulator accepts connections (default none); see
+    /// [`admin::parse_seed`] and [`admin::builtin_seed`]. A seed that fails stops the
+    /// start with an error naming the field.
+    pub fn seed(mut self, seed: admin::types::Seed) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// How many requests the journal keeps, newest last (default
+    /// [`DEFAULT_JOURNAL_CAPACITY`]; 0 keeps none and skips the journal's work).
+    pub fn journal_capacity(mut self, capacity: usize) -> Self {
+        self.config.journal_capacity = capacity;
+        self
+    }
+
     /// Initial fault injection (default none); changeable later through
     /// [`Simulator::faults`].
     pub fn faults(mut self, faults: FaultSettings) -> Self {
@@ -264,11 +300,18 @@ impl SimulatorBuilder {
                 self.config.nonce_window,
                 self.config.nonce_capacity,
             )),
+            journal: sandbox::journal::Journal::new(self.config.journal_capacity),
+            rules: sandbox::rules::Rules::default(),
             config: self.config,
             state: RwLock::new(state::State::default()),
             allocator: Mutex::new(state::Allocator::new(self.region)),
             faults: Faults::new(self.faults),
         });
+        if let Some(seed) = &self.seed {
+            sandbox::seed::load(&shared, seed).map_err(|e| {
+                io::Error::new(io::ErrorKind::InvalidData, format!("the seed: {e}"))
+            })?;
+        }
         let app = routes::router(Arc::clone(&shared));
         let (stop, stopped) = oneshot::channel::<()>();
         let is_tls = self.tls.is_some();
@@ -338,6 +381,15 @@ impl Simulator {
     /// The address the simulator listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// A client of the admin API (`spec/sandbox.yaml`: reset, state, seeds, journal,
+    /// scripted faults, clock) for this simulator, with its admin token when it has one.
+    /// Over HTTPS the client must trust the simulator's certificate: build one with
+    /// [`admin::client_with`] instead.
+    pub fn admin(&self) -> admin::Client {
+        admin::client(&self.url(), self.shared.config.admin_token.as_deref())
+            .expect("a client for the simulator's own address")
     }
 
     /// Fault injection, adjustable while the simulator runs.

@@ -82,6 +82,25 @@ struct Args {
     /// Probability (0 to 1) of answering code 80001 on the user-center operations.
     #[arg(long, env = "LICENSING_SIM_FAULT_80001_RATE", default_value_t = 0.0, value_parser = rate)]
     fault_80001_rate: f64,
+
+    /// Load a seed at start: a JSON file in the seed format (README "Seeds"), or `demo`
+    /// for the built-in demo seed.
+    #[arg(long, env = "LICENSING_SIM_SEED", value_name = "FILE|demo")]
+    seed: Option<String>,
+
+    /// Token the admin API (/__sandbox/v1/…) requires as `Authorization: Bearer …`.
+    /// Needed to listen on a non-loopback address, unless --admin-open.
+    #[arg(long, env = "LICENSING_SIM_ADMIN_TOKEN", hide_env_values = true)]
+    admin_token: Option<String>,
+
+    /// Serve the admin API without a token on a non-loopback address (anyone who can
+    /// reach the port can then reset, import and script faults).
+    #[arg(long, env = "LICENSING_SIM_ADMIN_OPEN")]
+    admin_open: bool,
+
+    /// Requests the journal keeps, newest last (0: no journal).
+    #[arg(long, env = "LICENSING_SIM_JOURNAL_CAPACITY", default_value_t = sim::DEFAULT_JOURNAL_CAPACITY)]
+    journal_capacity: usize,
 }
 
 fn rate(s: &str) -> Result<f64, String> {
@@ -104,7 +123,35 @@ async fn main() -> ExitCode {
         eprintln!("licensing-sim: --password-min must not exceed --password-max");
         return ExitCode::from(2);
     }
+    if !args.addr.ip().is_loopback() && args.admin_token.is_none() && !args.admin_open {
+        eprintln!(
+            "licensing-sim: refusing to serve the admin API without a token on {}, which \
+             other machines may reach: give --admin-token TOKEN, or --admin-open to serve it \
+             open on purpose",
+            args.addr
+        );
+        return ExitCode::from(2);
+    }
     let mut builder = Simulator::builder();
+    if let Some(seed) = &args.seed {
+        let parsed = if seed == "demo" {
+            Ok(sim::admin::builtin_seed("demo").expect("the demo seed is built in"))
+        } else {
+            std::fs::read_to_string(seed)
+                .map_err(|e| format!("cannot read: {e}"))
+                .and_then(|text| sim::admin::parse_seed(&text))
+        };
+        match parsed {
+            Ok(parsed) => builder = builder.seed(parsed),
+            Err(e) => {
+                eprintln!("licensing-sim: --seed {seed}: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if let Some(token) = &args.admin_token {
+        builder = builder.admin_token(token);
+    }
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         match TlsConfig::from_files(cert, key) {
             Ok(tls) => builder = builder.tls(tls),
@@ -124,6 +171,7 @@ async fn main() -> ExitCode {
         .password_length(args.password_min..=args.password_max)
         .trial_member_limit(args.trial_member_limit)
         .nonce_window(Duration::from_secs(args.nonce_window_secs))
+        .journal_capacity(args.journal_capacity)
         .faults(FaultSettings {
             latency: Duration::from_millis(args.latency_ms),
             rate_500: args.fault_500_rate,
@@ -134,7 +182,7 @@ async fn main() -> ExitCode {
     let simulator = match started {
         Ok(simulator) => simulator,
         Err(e) => {
-            eprintln!("licensing-sim: cannot listen on {}: {e}", args.addr);
+            eprintln!("licensing-sim: cannot start on {}: {e}", args.addr);
             return ExitCode::FAILURE;
         }
     };

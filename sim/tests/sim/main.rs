@@ -9,5 +9,6 @@ mod operations;
 mod pki;
 mod protocol;
 mod routes;
+mod sandbox;
 mod support;
 mod tls;

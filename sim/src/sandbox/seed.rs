@@ -1,0 +1,300 @@
+//! Seeds: enterprises with their customers, assets and employees, created through the
+//! services' own operations so that everything a seed makes obeys the documents' rules.
+
+use std::collections::{HashMap, HashSet};
+
+use licensing_sdk::LicenseType;
+use serde_json::{Value, json};
+
+use super::AdminError;
+use crate::{
+    Shared,
+    admin::types::{Seed, SeedResult, SeededAsset, SeededEnterprise},
+    http::{Call, Failure},
+    member, order,
+};
+
+const DEMO: &str = include_str!("demo-seed.json");
+
+/// A built-in seed by name.
+pub(crate) fn builtin(name: &str) -> Option<Seed> {
+    match name {
+        "demo" => Some(serde_json::from_str(DEMO).expect("the demo seed is a valid seed")),
+        _ => None,
+    }
+}
+
+/// Checks a seed's own consistency before anything is created: known license types,
+/// unique asset keys and user names, references to keys that exist, a customer to sell to.
+fn check(seed: &Seed) -> Result<(), AdminError> {
+    let mut keys = HashSet::new();
+    for (i, e) in seed.enterprises.iter().enumerate() {
+        let at = |f: String| format!("enterprises[{i}].{f}");
+        if e.name.trim().is_empty() {
+            return Err(AdminError::field(at("name".into()), "must not be empty"));
+        }
+        if !e.assets.is_empty() && e.customers.is_empty() {
+            return Err(AdminError::field(
+                at("customers".into()),
+                "assets are sold to the first channel customer: at least one is needed",
+            ));
+        }
+        let mut own = HashSet::new();
+        for (j, asset) in e.assets.iter().enumerate() {
+            if !keys.insert(asset.key.as_str()) {
+                return Err(AdminError::field(
+                    at(format!("assets[{j}].key")),
+                    format!("{:?} is used twice in the seed", asset.key),
+                ));
+            }
+            own.insert(asset.key.as_str());
+            if !LicenseType::from(asset.license_type.as_str()).is_known() {
+                return Err(AdminError::field(
+                    at(format!("assets[{j}].licenseType")),
+                    format!("unknown license type {:?}", asset.license_type),
+                ));
+            }
+            if asset.products.is_empty() {
+                return Err(AdminError::field(
+                    at(format!("assets[{j}].products")),
+                    "must not be empty",
+                ));
+            }
+        }
+        let mut users = HashSet::new();
+        for (j, m) in e.members.iter().enumerate() {
+            if !users.insert(m.user_name.as_str()) {
+                return Err(AdminError::field(
+                    at(format!("members[{j}].userName")),
+                    format!("{:?} is used twice in this enterprise", m.user_name),
+                ));
+            }
+            for (k, key) in m.assets.iter().enumerate() {
+                if !own.contains(key.as_str()) {
+                    return Err(AdminError::field(
+                        at(format!("members[{j}].assets[{k}]")),
+                        format!("no asset with key {key:?} in this enterprise"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Loads a seed into the running state, after checking what can be checked without
+/// applying it. (A seed that a service refuses part-way leaves what came before it.)
+pub(crate) fn load(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
+    check(seed)?;
+    apply(sim, seed)
+}
+
+fn failed(at: String, f: Failure) -> AdminError {
+    AdminError::field(at, format!("code {}: {}", f.code, f.cause))
+}
+
+fn apply(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
+    let mut out = Vec::new();
+    for (i, e) in seed.enterprises.iter().enumerate() {
+        let at = |f: &str| format!("enterprises[{i}]{f}");
+        let branch = e.branch_name.clone().unwrap_or_else(|| "Main".to_string());
+        let mut body = json!({
+            "crmCustomerId": e.crm_customer_id,
+            "customerName": e.name,
+            "branchName": branch,
+        });
+        if let Some(address) = &e.address {
+            body["address"] = json!(address);
+        }
+        let created = order::create_enterprise(sim, &Call::internal(&[], &[], Some(&body)))
+            .map_err(|f| failed(at(""), f))?;
+        let global_id = created.enterprise_global_id;
+
+        let mut customers = serde_json::Map::new();
+        let mut first_customer = None;
+        for (j, c) in e.customers.iter().enumerate() {
+            let body = json!({
+                "channelCode": c.channel_code,
+                "channelCustomerId": c.channel_customer_id,
+                "customerName": c.customer_name.clone().unwrap_or_else(|| e.name.clone()),
+                "branchName": branch,
+                "enterpriseName": e.name,
+                "passwordMobile": c.password_mobile.clone().unwrap_or_else(|| "13800000000".into()),
+            });
+            let bound = order::bind_enterprise(sim, &Call::internal(&[], &[], Some(&body)))
+                .map_err(|f| failed(at(&format!(".customers[{j}]")), f))?;
+            if bound.enterprise_global_id != global_id {
+                return Err(AdminError::field(
+                    at(&format!(".customers[{j}].channelCustomerId")),
+                    "is already bound to another enterprise",
+                ));
+            }
+            first_customer.get_or_insert(bound.customer_id.clone());
+            customers.insert(
+                c.channel_customer_id.clone(),
+                Value::String(bound.customer_id),
+            );
+        }
+
+        let mut assets = serde_json::Map::new();
+        let mut nums: HashMap<&str, String> = HashMap::new();
+        if let Some(customer) = &first_customer
+            && !e.assets.is_empty()
+        {
+            let size = json!({ "size": e.assets.len() });
+            let allocated = order::allocate_shell_nums(sim, &Call::internal(&[], &[], Some(&size)))
+                .map_err(|f| failed(at(".assets"), f))?;
+            let orders: Vec<Value> = e
+                .assets
+                .iter()
+                .zip(&allocated)
+                .enumerate()
+                .map(|(j, (asset, num))| {
+                    let num = num.to_string();
+                    nums.insert(asset.key.as_str(), num.clone());
+                    new_buy(j, customer, &global_id, e, asset, &num)
+                })
+                .collect();
+            let body = json!({
+                "channelCode": "SEED",
+                "channelOrderId": format!("SEED-{global_id}"),
+                "syncMode": "sync",
+                "orderList": orders,
+            });
+            order::batch_order(
+                sim,
+                &Call::internal(&[], &[("appKey", "seed")], Some(&body)),
+            )
+            .map_err(|f| failed(at(".assets"), f))?;
+            let state = sim.state();
+            for asset in &e.assets {
+                let num = &nums[asset.key.as_str()];
+                let id = state
+                    .assets
+                    .get(num)
+                    .map(|a| a.id.clone())
+                    .unwrap_or_default();
+                assets.insert(
+                    asset.key.clone(),
+                    serde_json::to_value(SeededAsset {
+                        asset_num: num.clone(),
+                        asset_id: id,
+                    })
+                    .expect("serializable"),
+                );
+            }
+        }
+
+        let mut members = serde_json::Map::new();
+        for (chunk_no, chunk) in e.members.chunks(100).enumerate() {
+            let list: Vec<Value> = chunk
+                .iter()
+                .map(|m| json!({ "userName": m.user_name, "password": m.password, "name": m.name }))
+                .collect();
+            let body = json!({ "userList": list });
+            let added = member::add_members(
+                sim,
+                &Call::internal(&[("enterpriseGlobalId", &global_id)], &[], Some(&body)),
+            )
+            .map_err(|f| {
+                let first = f
+                    .partial
+                    .as_ref()
+                    .and_then(|p| p.failed.first())
+                    .map(|x| format!(" ({}: {})", x.user_name, x.message))
+                    .unwrap_or_default();
+                AdminError::field(
+                    at(&format!(".members[{}]", chunk_no * 100)),
+                    format!("code {}: {}{first}", f.code, f.cause),
+                )
+            })?;
+            for (m, created) in chunk.iter().zip(&added.succeeded) {
+                members.insert(
+                    m.user_name.clone(),
+                    Value::String(created.global_id.clone()),
+                );
+            }
+        }
+        for (j, m) in e.members.iter().enumerate() {
+            if m.assets.is_empty() {
+                continue;
+            }
+            let id = members[&m.user_name]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let add: Vec<&String> = m.assets.iter().map(|k| &nums[k.as_str()]).collect();
+            let body = json!({ "deleteAssets": [], "addAssets": add });
+            member::configure_member_assets(
+                sim,
+                &Call::internal(&[("memberGlobalId", &id)], &[], Some(&body)),
+            )
+            .map_err(|f| failed(at(&format!(".members[{j}].assets")), f))?;
+        }
+        out.push(SeededEnterprise {
+            name: e.name.clone(),
+            enterprise_global_id: global_id,
+            customers: serde_json::from_value(Value::Object(customers)).expect("strings"),
+            assets: serde_json::from_value(Value::Object(assets)).expect("assets"),
+            members: serde_json::from_value(Value::Object(members)).expect("strings"),
+        });
+    }
+    Ok(SeedResult { enterprises: out })
+}
+
+/// A `new_buy` order for one seed asset, the order fields the seed does not give filled
+/// with plain values.
+fn new_buy(
+    sequence: usize,
+    customer: &str,
+    enterprise: &str,
+    e: &crate::admin::types::SeedEnterprise,
+    asset: &crate::admin::types::SeedAsset,
+    num: &str,
+) -> Value {
+    let products: Vec<Value> = asset
+        .products
+        .iter()
+        .map(|p| {
+            json!({
+                "crmProductId": format!("P-{num}-{}", p.product_uri),
+                "parentCrmProductId": format!("A-{num}"),
+                "productUri": p.product_uri,
+                "productName": p.product_name.clone().unwrap_or_else(|| p.product_uri.clone()),
+                "productType": "software",
+                "limitConcurrent": p.limit_concurrent.unwrap_or(1),
+                "limitTimeDuration": 0,
+                "trial": 0,
+                "trialEndDate": 0,
+                "timeUnit": "year",
+                "timeUnitQuantity": 1,
+                "timeDurationExpression": "1-0-0",
+                "productFeatures": []
+            })
+        })
+        .collect();
+    json!({
+        "sequence": sequence + 1,
+        "customerId": customer,
+        "crmCustomerId": e.crm_customer_id,
+        "customerName": e.name,
+        "channelCustomerId": e.customers.first().map(|c| c.channel_customer_id.clone()),
+        "adminName": "Seed Admin",
+        "adminAccount": "admin",
+        "adminEmail": "admin@example.com",
+        "adminCellNumber": "13800000000",
+        "passwordMobile": "13800000000",
+        "address": e.address.clone().unwrap_or_default(),
+        "customerType": "company",
+        "branchCode": "BR01",
+        "branchName": e.branch_name.clone().unwrap_or_else(|| "Main".to_string()),
+        "enterpriseGlobalId": enterprise,
+        "licenseType": asset.license_type,
+        "orderType": "new_buy",
+        "assets": [{
+            "assetNos": [num],
+            "borrowedUsbKey": asset.lent_lock.unwrap_or(false),
+            "products": products
+        }]
+    })
+}
