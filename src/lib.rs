@@ -27,6 +27,7 @@ pub mod env;
 mod error;
 pub mod operations;
 mod orders;
+pub use orders::AssetEntry;
 pub mod retry;
 pub mod runtime;
 pub mod transport;

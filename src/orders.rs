@@ -50,4 +50,44 @@ impl LicenseOrder {
     pub fn src_license_order_id(&self) -> Option<&str> {
         shared!(self, o => o.src_license_order_id.as_deref())
     }
+
+    /// Each asset entry's numbers and how many products it carries (`None` for a
+    /// `delete_asset` entry, which carries none), whatever the order's shape.
+    pub fn asset_entries(&self) -> Vec<AssetEntry<'_>> {
+        match self {
+            Self::NewBuy(o) => o
+                .assets
+                .iter()
+                .map(|a| AssetEntry {
+                    asset_nos: &a.asset_nos,
+                    products: Some(a.products.len()),
+                })
+                .collect(),
+            Self::DeleteAsset(o) => o
+                .assets
+                .iter()
+                .map(|a| AssetEntry {
+                    asset_nos: &a.asset_nos,
+                    products: None,
+                })
+                .collect(),
+            Self::DeleteProduct(o) => o
+                .assets
+                .iter()
+                .map(|a| AssetEntry {
+                    asset_nos: &a.asset_nos,
+                    products: Some(a.products.len()),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One asset entry of an order ([`LicenseOrder::asset_entries`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AssetEntry<'a> {
+    /// `assetNos`.
+    pub asset_nos: &'a [String],
+    /// How many products the entry carries; `None` where its shape has none.
+    pub products: Option<usize>,
 }

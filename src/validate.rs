@@ -74,32 +74,18 @@ impl Validate for o::BatchOrderRequest {
                     ),
                 ));
             }
-            let entries: Vec<(&[String], Option<usize>)> = match order {
-                o::LicenseOrder::NewBuy(o) => o
-                    .assets
-                    .iter()
-                    .map(|a| (&a.asset_nos[..], Some(a.products.len())))
-                    .collect(),
-                o::LicenseOrder::DeleteAsset(o) => {
-                    o.assets.iter().map(|a| (&a.asset_nos[..], None)).collect()
-                }
-                o::LicenseOrder::DeleteProduct(o) => o
-                    .assets
-                    .iter()
-                    .map(|a| (&a.asset_nos[..], Some(a.products.len())))
-                    .collect(),
-            };
+            let entries = order.asset_entries();
             if entries.is_empty() {
                 return Err(ValidationError::new(at("assets"), "must not be empty"));
             }
-            for (j, (nos, products)) in entries.into_iter().enumerate() {
-                if nos.is_empty() {
+            for (j, entry) in entries.into_iter().enumerate() {
+                if entry.asset_nos.is_empty() {
                     return Err(ValidationError::new(
                         at(&format!("assets[{j}].assetNos")),
                         "must not be empty",
                     ));
                 }
-                if products == Some(0) {
+                if entry.products == Some(0) {
                     return Err(ValidationError::new(
                         at(&format!("assets[{j}].products")),
                         format!(

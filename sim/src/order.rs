@@ -471,31 +471,16 @@ impl<'s, 'r> OrderCheck<'s, 'r> {
     /// `delete_asset` goes without products: a `new_buy` would sell nothing and a
     /// `delete_product` revoke nothing.
     fn asset_entries(&self, seen: &mut HashSet<&'r str>) -> Result<(), Failure> {
-        // (asset numbers, how many products) of each entry; `None` where the shape has none.
-        let entries: Vec<(&'r [String], Option<usize>)> = match self.order {
-            o::LicenseOrder::NewBuy(o) => o
-                .assets
-                .iter()
-                .map(|a| (&a.asset_nos[..], Some(a.products.len())))
-                .collect(),
-            o::LicenseOrder::DeleteAsset(o) => {
-                o.assets.iter().map(|a| (&a.asset_nos[..], None)).collect()
-            }
-            o::LicenseOrder::DeleteProduct(o) => o
-                .assets
-                .iter()
-                .map(|a| (&a.asset_nos[..], Some(a.products.len())))
-                .collect(),
-        };
+        let entries = self.order.asset_entries();
         if entries.is_empty() {
             return Err(invalid(format!("{} must not be empty", self.at("assets"))));
         }
-        for (j, (nos, products)) in entries.into_iter().enumerate() {
+        for (j, entry) in entries.into_iter().enumerate() {
             let at = |field: &str| self.at_asset(j, field);
-            if nos.is_empty() {
+            if entry.asset_nos.is_empty() {
                 return Err(invalid(format!("{} must not be empty", at("assetNos"))));
             }
-            for num in nos {
+            for num in entry.asset_nos {
                 if !is_asset_number(num) {
                     return Err(invalid(format!(
                         "{}: {num:?} is not a 10-digit asset number",
@@ -509,7 +494,7 @@ impl<'s, 'r> OrderCheck<'s, 'r> {
                     )));
                 }
             }
-            if products == Some(0) {
+            if entry.products == Some(0) {
                 return Err(invalid(format!(
                     "{} must not be empty unless orderType is delete_asset",
                     at("products")

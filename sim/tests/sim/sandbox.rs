@@ -27,6 +27,16 @@ fn refused<T: std::fmt::Debug>(result: AdminResult<T>) -> (u16, admin::types::Ad
     }
 }
 
+/// Adds a fault rule, which must be accepted.
+async fn script(admin: &admin::Client, rule: admin::types::builder::FaultRuleSpec) {
+    admin
+        .create_fault()
+        .body(rule)
+        .send()
+        .await
+        .expect("the rule is accepted");
+}
+
 fn rule(operation: &str, kind: FaultKind) -> admin::types::builder::FaultRuleSpec {
     FaultRuleSpec::builder()
         .operation(operation)
@@ -360,57 +370,53 @@ async fn scripted_errors_and_retries() {
             .fault(fault)
     };
 
-    admin
-        .create_fault()
-        .body(once(
+    script(
+        &admin,
+        once(
             "queryEnterprise",
             Fault::builder().kind(FaultKind::Status).status(Some(503)),
-        ))
-        .send()
-        .await
-        .unwrap();
+        ),
+    )
+    .await;
     let customers = query(&client).await.expect("retried after the 503");
     assert!(customers.iter().any(|c| c.channel_customer_id == "CC-ACME"));
-    admin
-        .create_fault()
-        .body(once(
+    script(
+        &admin,
+        once(
             "allocateShellNums",
             Fault::builder().kind(FaultKind::Status).status(Some(500)),
-        ))
-        .send()
-        .await
-        .unwrap();
+        ),
+    )
+    .await;
     match allocate(&client).await {
         Err(Error::UnexpectedStatus { status: 500, .. }) => {}
         other => panic!("not retried: {other:?}"),
     }
-    admin
-        .create_fault()
-        .body(once(
+    script(
+        &admin,
+        once(
             "allocateShellNums",
             Fault::builder()
                 .kind(FaultKind::Code)
                 .code(Some("500".to_string())),
-        ))
-        .send()
-        .await
-        .unwrap();
+        ),
+    )
+    .await;
     assert_eq!(
         allocate(&client).await.unwrap().len(),
         1,
         "code 500 asks for a retry"
     );
-    admin
-        .create_fault()
-        .body(once(
+    script(
+        &admin,
+        once(
             "allocateShellNums",
             Fault::builder()
                 .kind(FaultKind::Code)
                 .code(Some("13004".to_string())),
-        ))
-        .send()
-        .await
-        .unwrap();
+        ),
+    )
+    .await;
     assert_eq!(
         code_of(allocate(&client).await),
         ErrorCode::ParameterValidationFailed
@@ -461,48 +467,28 @@ async fn scripted_transport_faults() {
     };
     let short = CallOptions::new().timeout(Duration::from_millis(150));
 
-    admin
-        .create_fault()
-        .body(fault("allocateShellNums", FaultKind::Delay, Some(1000)))
-        .send()
-        .await
-        .unwrap();
-    match client
-        .allocate_shell_nums()
-        .body(ot::AllocateShellNumsRequest::builder().size(std::num::NonZeroU32::MIN))
-        .call_options(short.clone())
-        .await
-    {
-        Err(Error::Transport {
-            kind: TransportKind::ReadTimeout(_),
-            ..
-        }) => {}
-        other => panic!("delay: {other:?}"),
+    // A delay before the reply and a body dribbled over a second both outlast a 150 ms
+    // attempt timeout.
+    for kind in [FaultKind::Delay, FaultKind::SlowBody] {
+        script(&admin, fault("allocateShellNums", kind, Some(1000))).await;
+        match client
+            .allocate_shell_nums()
+            .body(ot::AllocateShellNumsRequest::builder().size(std::num::NonZeroU32::MIN))
+            .call_options(short.clone())
+            .await
+        {
+            Err(Error::Transport {
+                kind: TransportKind::ReadTimeout(_),
+                ..
+            }) => {}
+            other => panic!("{kind}: {other:?}"),
+        }
     }
-    admin
-        .create_fault()
-        .body(fault("allocateShellNums", FaultKind::SlowBody, Some(1000)))
-        .send()
-        .await
-        .unwrap();
-    match client
-        .allocate_shell_nums()
-        .body(ot::AllocateShellNumsRequest::builder().size(std::num::NonZeroU32::MIN))
-        .call_options(short)
-        .await
-    {
-        Err(Error::Transport {
-            kind: TransportKind::ReadTimeout(_),
-            ..
-        }) => {}
-        other => panic!("slow body: {other:?}"),
-    }
-    admin
-        .create_fault()
-        .body(fault("allocateShellNums", FaultKind::SlowBody, Some(300)))
-        .send()
-        .await
-        .unwrap();
+    script(
+        &admin,
+        fault("allocateShellNums", FaultKind::SlowBody, Some(300)),
+    )
+    .await;
     let started = std::time::Instant::now();
     assert_eq!(
         allocate(&client).await.unwrap().len(),
@@ -511,12 +497,11 @@ async fn scripted_transport_faults() {
     );
     assert!(started.elapsed() >= Duration::from_millis(250));
 
-    admin
-        .create_fault()
-        .body(fault("allocateShellNums", FaultKind::DropConnection, None))
-        .send()
-        .await
-        .unwrap();
+    script(
+        &admin,
+        fault("allocateShellNums", FaultKind::DropConnection, None),
+    )
+    .await;
     match allocate(&client).await {
         Err(Error::Transport {
             may_have_been_sent: true,
@@ -524,22 +509,20 @@ async fn scripted_transport_faults() {
         }) => {}
         other => panic!("dropped: {other:?}"),
     }
-    admin
-        .create_fault()
-        .body(fault("allocateShellNums", FaultKind::TruncatedBody, None))
-        .send()
-        .await
-        .unwrap();
+    script(
+        &admin,
+        fault("allocateShellNums", FaultKind::TruncatedBody, None),
+    )
+    .await;
     match allocate(&client).await {
         Err(Error::Transport { .. } | Error::Decode { .. }) => {}
         other => panic!("truncated: {other:?}"),
     }
-    admin
-        .create_fault()
-        .body(fault("allocateShellNums", FaultKind::MalformedBody, None))
-        .send()
-        .await
-        .unwrap();
+    script(
+        &admin,
+        fault("allocateShellNums", FaultKind::MalformedBody, None),
+    )
+    .await;
     match allocate(&client).await {
         Err(Error::Decode { status: 200, .. }) => {}
         other => panic!("malformed: {other:?}"),
@@ -565,21 +548,18 @@ async fn scripted_transport_faults() {
 
     // A rule by enterprise applies to that enterprise only.
     let ent = env.enterprise("Other").await;
-    admin
-        .create_fault()
-        .body(
-            FaultRuleSpec::builder()
-                .operation("listAssetNums")
-                .enterprise_global_id(Some(ent.global_id.clone()))
-                .fault(
-                    Fault::builder()
-                        .kind(FaultKind::Code)
-                        .code(Some("60017".to_string())),
-                ),
-        )
-        .send()
-        .await
-        .unwrap();
+    script(
+        &admin,
+        FaultRuleSpec::builder()
+            .operation("listAssetNums")
+            .enterprise_global_id(Some(ent.global_id.clone()))
+            .fault(
+                Fault::builder()
+                    .kind(FaultKind::Code)
+                    .code(Some("60017".to_string())),
+            ),
+    )
+    .await;
     let listed = |eg: String| {
         let m: member::Client = env.member.clone();
         async move { m.list_asset_nums().enterprise_global_id(eg).await }
