@@ -31,6 +31,7 @@
 //! # Ok(()) }
 //! ```
 
+mod clock;
 mod faults;
 mod http;
 mod member;
@@ -49,6 +50,7 @@ use std::{
 
 use tokio::{sync::oneshot, task::JoinHandle};
 
+pub use clock::Clock;
 pub use faults::{FaultSettings, Faults};
 pub use state::{ParseRegionError, Region};
 pub use tls::TlsConfig;
@@ -99,6 +101,8 @@ pub(crate) struct Shared {
     pub config: Config,
     state: RwLock<state::State>,
     pub allocator: Mutex<state::Allocator>,
+    /// Every time the simulator writes comes from here.
+    pub clock: Clock,
     pub nonces: Mutex<http::NonceWindow>,
     pub faults: Faults,
 }
@@ -267,6 +271,7 @@ impl SimulatorBuilder {
             config: self.config,
             state: RwLock::new(state::State::default()),
             allocator: Mutex::new(state::Allocator::new(self.region)),
+            clock: Clock::new(clock::Setting::default()),
             faults: Faults::new(self.faults),
         });
         let app = routes::router(Arc::clone(&shared));
@@ -343,6 +348,13 @@ impl Simulator {
     /// Fault injection, adjustable while the simulator runs.
     pub fn faults(&self) -> &Faults {
         &self.shared.faults
+    }
+
+    /// The simulator's clock: every time it writes (creation, update and assignment
+    /// times) is read from it. It starts as the machine's clock and can be set, advanced
+    /// and frozen while the simulator runs; see [`Clock`].
+    pub fn clock(&self) -> &Clock {
+        &self.shared.clock
     }
 
     /// The region marker of asset numbers allocated from now on.

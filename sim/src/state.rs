@@ -6,18 +6,9 @@ use std::{
     collections::{BTreeSet, HashMap, HashSet},
     fmt,
     str::FromStr,
-    time::{SystemTime, UNIX_EPOCH},
 };
 
 use licensing_sdk::{LicenseType, OrderType, order::types as o};
-
-/// Milliseconds since the Unix epoch: the unit the simulator uses for every `long` time
-/// field (the documents do not say).
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
 
 /// The region marker: the first digit of every asset number.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -468,11 +459,10 @@ impl State {
         id
     }
 
-    /// A new employee of an enterprise.
-    pub fn new_member(&mut self, enterprise: &str, new: NewMember) -> String {
+    /// A new employee of an enterprise, created at `now` (the simulator clock).
+    pub fn new_member(&mut self, enterprise: &str, new: NewMember, now: i64) -> String {
         let n = self.next_id();
         let global_id = format!("MG-{n:06}");
-        let now = now_ms();
         let Some(ent) = self.enterprises.get_mut(enterprise) else {
             unreachable!("members are only created for existing enterprises");
         };
@@ -531,8 +521,8 @@ impl State {
         }
     }
 
-    /// Removes an employee: its assets are unassigned and its loan ends.
-    pub fn remove_member(&mut self, global_id: &str) {
+    /// Removes an employee: its assets are unassigned (at `now`) and its loan ends.
+    pub fn remove_member(&mut self, global_id: &str, now: i64) {
         let Some(member) = self.members.remove(global_id) else {
             return;
         };
@@ -549,7 +539,7 @@ impl State {
         for num in &member.assets {
             if let Some(asset) = self.assets.get_mut(num) {
                 asset.holder = None;
-                asset.assigned = Some(now_ms());
+                asset.assigned = Some(now);
             }
         }
         if let Some(ent) = self.enterprises.get_mut(&member.enterprise) {
