@@ -156,6 +156,15 @@ impl Clock {
         let mut inner = self.lock();
         inner.setting = to(inner.setting);
     }
+
+    pub(crate) fn setting(&self) -> Setting {
+        self.lock().setting
+    }
+
+    /// Replaces the setting (importing, resetting).
+    pub(crate) fn restore(&self, setting: Setting) {
+        self.lock().setting = setting;
+    }
 }
 
 #[cfg(test)]
