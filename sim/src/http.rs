@@ -550,7 +550,7 @@ pub(crate) async fn gate(State(route): State<Route>, req: Request, next: Next) -
     let started = Instant::now();
     let shared = Arc::clone(&route.shared);
     let op = route.op;
-    let time = crate::state::now_ms();
+    let time = shared.clock.now_ms();
     let method = req.method().to_string();
     let path = req.uri().path().to_string();
     let query = Query::<Vec<(String, String)>>::try_from_uri(req.uri())

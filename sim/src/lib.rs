@@ -32,10 +32,12 @@
 //! ```
 
 pub mod admin;
+mod clock;
 mod faults;
 mod http;
 mod member;
 mod order;
+mod persist;
 mod routes;
 mod sandbox;
 mod state;
@@ -51,7 +53,9 @@ use std::{
 
 use tokio::{sync::oneshot, task::JoinHandle};
 
+pub use clock::Clock;
 pub use faults::{FaultSettings, Faults};
+pub use persist::ImportError;
 pub use sandbox::{PREFIX as ADMIN_PREFIX, journal::DEFAULT_JOURNAL_CAPACITY};
 pub use state::{ParseRegionError, Region};
 pub use tls::TlsConfig;
@@ -106,6 +110,8 @@ pub(crate) struct Shared {
     pub config: Config,
     state: RwLock<state::State>,
     pub allocator: Mutex<state::Allocator>,
+    /// Every time the simulator writes comes from here.
+    pub clock: Clock,
     pub nonces: Mutex<http::NonceWindow>,
     pub faults: Faults,
     pub journal: sandbox::journal::Journal,
@@ -305,6 +311,7 @@ impl SimulatorBuilder {
             config: self.config,
             state: RwLock::new(state::State::default()),
             allocator: Mutex::new(state::Allocator::new(self.region)),
+            clock: Clock::new(clock::Setting::default()),
             faults: Faults::new(self.faults),
         });
         if let Some(seed) = &self.seed {
@@ -397,6 +404,13 @@ impl Simulator {
         &self.shared.faults
     }
 
+    /// The simulator's clock: every time it writes (creation, update and assignment
+    /// times) is read from it. It starts as the machine's clock and can be set, advanced
+    /// and frozen while the simulator runs; see [`Clock`].
+    pub fn clock(&self) -> &Clock {
+        &self.shared.clock
+    }
+
     /// The region marker of asset numbers allocated from now on.
     pub fn region(&self) -> Region {
         self.shared.allocator().region()
@@ -406,6 +420,60 @@ impl Simulator {
     /// keeps its own sequence, so no number is ever handed out twice.
     pub fn set_region(&self, region: Region) {
         self.shared.allocator().set_region(region);
+    }
+
+    /// The whole simulator state as one JSON document: every enterprise, customer, order,
+    /// asset, employee (with its password, as the simulator keeps it) and loan, the asset
+    /// number allocator and the clock. [`Simulator::import_state`] reads it back, into this
+    /// simulator or another one:
+    ///
+    /// ```json
+    /// {"version": 1, "clock": {"mode": "running", "offsetMs": 0},
+    ///  "allocator": {"region": "domestic", "last": {"domestic": 2, "singapore": 0}},
+    ///  "state": {"sequence": 9, "enterprises": {…}, "customers": {…}, "orders": {…},
+    ///            "assets": {…}, "revoked": […], "members": {…}, "loans": {…}}}
+    /// ```
+    ///
+    /// Records are keyed and sorted by id, so the same state always exports the same
+    /// document. Configuration (tokens, limits, faults) and remembered `g_nonce`s are not
+    /// part of it.
+    pub fn export_state(&self) -> serde_json::Value {
+        self.shared.export_state()
+    }
+
+    /// Replaces the whole state by a document [`Simulator::export_state`] wrote (omitted
+    /// parts are empty). The document is read and checked completely first: a field of
+    /// the wrong shape, a broken rule (two enterprises of one name, an id above the id
+    /// counter) or a reference that leads nowhere (an asset of an unknown customer, a loan
+    /// of an unknown employee) is refused with the field's JSON path, and nothing changes.
+    /// Requests see the old state or the new one, never a mix.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use licensing_sim::Simulator;
+    ///
+    /// let (a, b) = (Simulator::start().await?, Simulator::start().await?);
+    /// b.import_state(a.export_state())?;
+    /// let broken = serde_json::json!({"version": 1, "state": {"sequence": "nine"}});
+    /// let error = b.import_state(broken).unwrap_err();
+    /// assert!(error.to_string().starts_with("state.sequence: invalid type"));
+    /// # Ok(()) }
+    /// ```
+    pub fn import_state(&self, state: serde_json::Value) -> Result<(), ImportError> {
+        self.shared.import_state(state)
+    }
+
+    /// Forgets everything the simulator holds: every record, the numbers handed out (the
+    /// region stays) and any clock setting, as if it had just started.
+    pub fn reset(&self) -> io::Result<()> {
+        self.shared.reset()
+    }
+
+    /// Removes one enterprise with its customers, their orders, its assets (their
+    /// numbers are never sold again, as after a revocation), its employees and their
+    /// loans, leaving no reference to any of them. Returns whether the enterprise existed.
+    pub fn reset_enterprise(&self, global_id: &str) -> io::Result<bool> {
+        self.shared.reset_enterprise(global_id)
     }
 
     /// Stops accepting connections, lets requests in flight finish (for up to five

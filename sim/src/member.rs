@@ -17,7 +17,6 @@ use super::{
     http::{Call, Failure, Service},
     state::{
         Asset, Loan, Member, MerchandiseRecord, NewMember, ProductRecord, State, is_mobile_number,
-        now_ms,
     },
 };
 use licensing_sdk::{ErrorCode as E, LimitType, member::types as m};
@@ -282,6 +281,7 @@ fn add_one(
             mobile: new.password_mobile.filter(|s| !s.is_empty()),
             trial: true,
         },
+        sim.clock.now_ms(),
     );
     Ok(member_record(state, &state.members[&global_id]))
 }
@@ -339,7 +339,7 @@ pub(crate) fn edit_member(sim: &Shared, call: &Call) -> Result<(), Failure> {
     if let Some(mobile) = edit.password_mobile.filter(|s| !s.is_empty()) {
         record.mobile = Some(mobile);
     }
-    record.updated = now_ms();
+    record.updated = sim.clock.now_ms();
     Ok(())
 }
 
@@ -359,7 +359,7 @@ pub(crate) fn reset_member_password(sim: &Shared, call: &Call) -> Result<(), Fai
         return Err(no_such_member(enterprise, member));
     };
     record.password = String::from(reset.password);
-    record.updated = now_ms();
+    record.updated = sim.clock.now_ms();
     Ok(())
 }
 
@@ -374,7 +374,7 @@ pub(crate) fn delete_member(sim: &Shared, call: &Call) -> Result<(), Failure> {
     {
         return Err(no_such_member(enterprise, member));
     }
-    state.remove_member(member);
+    state.remove_member(member, sim.clock.now_ms());
     Ok(())
 }
 
@@ -794,7 +794,7 @@ pub(crate) fn configure_member_assets(sim: &Shared, call: &Call) -> Result<(), F
             ));
         }
     }
-    let now = now_ms();
+    let now = sim.clock.now_ms();
     for num in &req.delete_assets {
         if let Some(asset) = state
             .assets

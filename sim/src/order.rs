@@ -11,7 +11,7 @@ use super::{
     http::{Call, Failure, Service},
     state::{
         Allocator, Asset, Customer, LicenseOrder, MerchandiseRecord, NewCustomer, NewMember,
-        Origin, ProductRecord, State, is_asset_number, is_mobile_number, now_ms,
+        Origin, ProductRecord, State, is_asset_number, is_mobile_number,
     },
 };
 use licensing_sdk::{
@@ -151,6 +151,7 @@ pub(crate) fn create_enterprise(
             channel: None,
         },
     );
+    let now = sim.clock.now_ms();
     let created = |state: &mut State, account: &str, name: &str, identity: &str| {
         let member_global_id = state.new_member(
             &enterprise,
@@ -163,6 +164,7 @@ pub(crate) fn create_enterprise(
                 mobile: None,
                 trial: false,
             },
+            now,
         );
         o::CreatedMember {
             member_global_id,
@@ -318,6 +320,7 @@ pub(crate) fn batch_order(
         )));
     }
     let mut state = sim.state_mut();
+    let now = sim.clock.now_ms();
     let plans = {
         let allocator = sim.allocator();
         let mut seen = HashSet::new();
@@ -332,7 +335,7 @@ pub(crate) fn batch_order(
         .order_list
         .iter()
         .zip(plans)
-        .map(|(order, plan)| apply(&mut state, &req, order, plan))
+        .map(|(order, plan)| apply(&mut state, &req, order, plan, now))
         .collect())
 }
 
@@ -696,6 +699,7 @@ fn apply(
     req: &o::BatchOrderRequest,
     order: &o::LicenseOrder,
     plan: Plan<'_>,
+    now: i64,
 ) -> o::BatchOrderResultItem {
     let order_id = format!("LO-{:06}", state.next_id());
     state.orders.insert(
@@ -705,7 +709,6 @@ fn apply(
             order_type: order.order_type(),
         },
     );
-    let now = now_ms();
     match plan {
         Plan::NewBuy(buy_order, targets) => {
             let origin = Origin {
@@ -882,7 +885,7 @@ fn set_locked(sim: &Shared, call: &Call, locked: bool) -> Result<Vec<o::LockResu
     }
     let mut guard = sim.state_mut();
     let state = &mut *guard;
-    let now = now_ms();
+    let now = sim.clock.now_ms();
     Ok(req
         .asset_nums
         .into_iter()
