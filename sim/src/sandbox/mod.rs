@@ -53,6 +53,14 @@ impl AdminError {
         }
     }
 
+    pub fn conflict(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::CONFLICT,
+            field: Some(field.into()),
+            message: message.into(),
+        }
+    }
+
     pub fn not_found(message: impl Into<String>) -> Self {
         Self {
             status: StatusCode::NOT_FOUND,
@@ -90,8 +98,13 @@ pub(crate) fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, AdminError> {
     from_value(value)
 }
 
-/// A JSON value as `T`; the error names the field by its path.
+/// A JSON value as `T`; the error names the field by its path. `null` is refused where
+/// the schema gives a type (only a body-field match's `equals` may be any JSON): the admin
+/// API is the simulator's own and says exactly what it takes.
 pub(crate) fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, AdminError> {
+    if let Some(path) = null_at(&value, &mut String::new()) {
+        return Err(AdminError::field(path, "must not be null"));
+    }
     match serde_json::from_value::<T>(value.clone()) {
         Ok(t) => Ok(t),
         Err(e) => match &value {
@@ -106,6 +119,33 @@ pub(crate) fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, AdminEr
     }
 }
 
+fn null_at(value: &Value, path: &mut String) -> Option<String> {
+    match value {
+        Value::Null => Some(path.clone()),
+        Value::Object(map) => map.iter().find_map(|(k, v)| {
+            if k == "equals" {
+                return None;
+            }
+            let len = path.len();
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(k);
+            let found = null_at(v, path);
+            path.truncate(len);
+            found
+        }),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| {
+            let len = path.len();
+            path.push_str(&format!("[{i}]"));
+            let found = null_at(v, path);
+            path.truncate(len);
+            found
+        }),
+        _ => None,
+    }
+}
+
 /// The admin routes, behind the admin token when one is configured.
 pub(crate) fn router(shared: Arc<Shared>) -> Router<Arc<Shared>> {
     let at = |path: &str| format!("{PREFIX}{path}");
@@ -116,6 +156,10 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router<Arc<Shared>> {
             get(list_faults).post(create_fault).delete(clear_faults),
         )
         .route(&at("/faults/{id}"), get(get_fault).delete(delete_fault))
+        .route(&at("/reset"), axum::routing::post(reset))
+        .route(&at("/state"), get(export_state).put(import_state))
+        .route(&at("/clock"), get(get_clock).put(set_clock))
+        .route(&at("/clock/advance"), axum::routing::post(advance_clock))
         .route(&at("/seed"), axum::routing::post(load_seed))
         .route(&at("/seeds/{name}"), get(get_builtin).post(load_builtin))
         .route_layer(middleware::from_fn_with_state(shared, authorize))
@@ -164,11 +208,13 @@ async fn list_journal(
             "until" => filter.until = Some(int(&value)?),
             "limit" => {
                 let n = value
-                    .parse::<usize>()
+                    .parse::<i32>()
                     .ok()
                     .filter(|n| *n >= 1)
-                    .ok_or_else(|| AdminError::field("limit", "must be a positive integer"))?;
-                filter.limit = Some(n);
+                    .ok_or_else(|| {
+                        AdminError::field("limit", "must be a positive 32-bit integer")
+                    })?;
+                filter.limit = Some(n as usize);
             }
             _ => {}
         }
@@ -249,4 +295,108 @@ async fn load_builtin(
 ) -> Reply<a::SeedResult> {
     let seed = builtin(&name)?;
     seed::load(&shared, &seed).map(Json)
+}
+
+fn io_failure(e: std::io::Error) -> AdminError {
+    AdminError {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        field: None,
+        message: format!("the state could not be made durable: {e}"),
+    }
+}
+
+async fn reset(State(shared): State<Arc<Shared>>, body: Bytes) -> Reply<a::ResetResult> {
+    let request: a::ResetRequest = if body.iter().all(u8::is_ascii_whitespace) {
+        a::ResetRequest {
+            enterprise_global_id: None,
+        }
+    } else {
+        parse(&body)?
+    };
+    match request.enterprise_global_id {
+        None => {
+            shared.reset().map_err(io_failure)?;
+            Ok(Json(a::ResetResult {
+                scope: a::ResetResultScope::All,
+                enterprise_global_id: None,
+            }))
+        }
+        Some(id) => {
+            if shared.reset_enterprise(&id).map_err(io_failure)? {
+                Ok(Json(a::ResetResult {
+                    scope: a::ResetResultScope::Enterprise,
+                    enterprise_global_id: Some(id),
+                }))
+            } else {
+                Err(AdminError::not_found(format!("no enterprise {id:?}")))
+            }
+        }
+    }
+}
+
+async fn export_state(State(shared): State<Arc<Shared>>) -> Json<Value> {
+    Json(shared.export_state())
+}
+
+async fn import_state(State(shared): State<Arc<Shared>>, body: Bytes) -> Reply<a::ImportResult> {
+    let doc: Value = serde_json::from_slice(&body)
+        .map_err(|e| AdminError::bad(format!("the body is not valid JSON: {e}")))?;
+    match shared.import_state(doc) {
+        Ok(()) => {
+            let state = shared.state();
+            let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+            Ok(Json(a::ImportResult {
+                enterprises: count(state.enterprises.len()),
+                assets: count(state.assets.len()),
+                members: count(state.members.len()),
+            }))
+        }
+        Err(crate::ImportError::Invalid { path, message }) if path.is_empty() => {
+            Err(AdminError::bad(message))
+        }
+        Err(crate::ImportError::Invalid { path, message }) => Err(AdminError::field(path, message)),
+        Err(crate::ImportError::Io(e)) => Err(io_failure(e)),
+    }
+}
+
+fn clock(shared: &Shared) -> Json<a::Clock> {
+    Json(a::Clock {
+        now: shared.clock.now_ms(),
+        frozen: shared.clock.is_frozen(),
+    })
+}
+
+async fn get_clock(State(shared): State<Arc<Shared>>) -> Json<a::Clock> {
+    clock(&shared)
+}
+
+async fn set_clock(State(shared): State<Arc<Shared>>, body: Bytes) -> Reply<a::Clock> {
+    let setting: a::ClockSetting = parse(&body)?;
+    if setting.now < 0 {
+        return Err(AdminError::field("now", "must not be negative"));
+    }
+    if setting.frozen.unwrap_or(true) {
+        shared.clock.freeze();
+    } else {
+        shared.clock.unfreeze();
+    }
+    shared.clock.set(setting.now);
+    durable(&shared).map_err(io_failure)?;
+    Ok(clock(&shared))
+}
+
+async fn advance_clock(State(shared): State<Arc<Shared>>, body: Bytes) -> Reply<a::Clock> {
+    let advance: a::ClockAdvance = parse(&body)?;
+    if advance.ms < 0 {
+        return Err(AdminError::field("ms", "must not be negative"));
+    }
+    shared.clock.advance(advance.ms);
+    durable(&shared).map_err(io_failure)?;
+    Ok(clock(&shared))
+}
+
+/// Makes a change made outside the services' operations (clock) durable; without a state
+/// file there is nothing to write.
+fn durable(_shared: &Shared) -> std::io::Result<()> {
+    Ok(())
 }

@@ -160,6 +160,12 @@ fn check(spec: &FaultRuleSpec) -> Result<(), AdminError> {
             ),
         ));
     };
+    if spec.times.is_some_and(|t| i64::try_from(t.get()).is_err()) {
+        return Err(AdminError::field(
+            "times",
+            "must be at most 9223372036854775807",
+        ));
+    }
     if let Some(p) = spec.probability
         && !(0.0..=1.0).contains(&p)
     {

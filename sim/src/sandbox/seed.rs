@@ -82,15 +82,24 @@ fn check(seed: &Seed) -> Result<(), AdminError> {
     Ok(())
 }
 
-/// Loads a seed into the running state, after checking what can be checked without
-/// applying it. (A seed that a service refuses part-way leaves what came before it.)
+/// Loads a seed into the running state. A seed that a service refuses part-way is
+/// undone: the state before it is put back.
 pub(crate) fn load(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
     check(seed)?;
-    apply(sim, seed)
+    let before = sim.export_state();
+    match apply(sim, seed) {
+        Ok(result) => Ok(result),
+        Err(e) => {
+            sim.import_state(before)
+                .expect("a state the simulator exported is one it imports");
+            Err(e)
+        }
+    }
 }
 
+/// A service refused part of the seed: the current state does not take it.
 fn failed(at: String, f: Failure) -> AdminError {
-    AdminError::field(at, format!("code {}: {}", f.code, f.cause))
+    AdminError::conflict(at, format!("code {}: {}", f.code, f.cause))
 }
 
 fn apply(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
@@ -116,7 +125,7 @@ fn apply(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
             let body = json!({
                 "channelCode": c.channel_code,
                 "channelCustomerId": c.channel_customer_id,
-                "customerName": c.customer_name.clone().unwrap_or_else(|| e.name.clone()),
+                "customerName": c.customer_name.clone().unwrap_or_else(|| e.name.to_string()),
                 "branchName": branch,
                 "enterpriseName": e.name,
                 "passwordMobile": c.password_mobile.clone().unwrap_or_else(|| "13800000000".into()),
@@ -124,14 +133,14 @@ fn apply(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
             let bound = order::bind_enterprise(sim, &Call::internal(&[], &[], Some(&body)))
                 .map_err(|f| failed(at(&format!(".customers[{j}]")), f))?;
             if bound.enterprise_global_id != global_id {
-                return Err(AdminError::field(
+                return Err(AdminError::conflict(
                     at(&format!(".customers[{j}].channelCustomerId")),
                     "is already bound to another enterprise",
                 ));
             }
             first_customer.get_or_insert(bound.customer_id.clone());
             customers.insert(
-                c.channel_customer_id.clone(),
+                c.channel_customer_id.to_string(),
                 Value::String(bound.customer_id),
             );
         }
@@ -175,7 +184,7 @@ fn apply(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
                     .map(|a| a.id.clone())
                     .unwrap_or_default();
                 assets.insert(
-                    asset.key.clone(),
+                    asset.key.to_string(),
                     serde_json::to_value(SeededAsset {
                         asset_num: num.clone(),
                         asset_id: id,
@@ -203,14 +212,14 @@ fn apply(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
                     .and_then(|p| p.failed.first())
                     .map(|x| format!(" ({}: {})", x.user_name, x.message))
                     .unwrap_or_default();
-                AdminError::field(
+                AdminError::conflict(
                     at(&format!(".members[{}]", chunk_no * 100)),
                     format!("code {}: {}{first}", f.code, f.cause),
                 )
             })?;
             for (m, created) in chunk.iter().zip(&added.succeeded) {
                 members.insert(
-                    m.user_name.clone(),
+                    m.user_name.to_string(),
                     Value::String(created.global_id.clone()),
                 );
             }
@@ -219,7 +228,7 @@ fn apply(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
             if m.assets.is_empty() {
                 continue;
             }
-            let id = members[&m.user_name]
+            let id = members[m.user_name.as_str()]
                 .as_str()
                 .unwrap_or_default()
                 .to_string();
@@ -232,7 +241,7 @@ fn apply(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
             .map_err(|f| failed(at(&format!(".members[{j}].assets")), f))?;
         }
         out.push(SeededEnterprise {
-            name: e.name.clone(),
+            name: e.name.to_string(),
             enterprise_global_id: global_id,
             customers: serde_json::from_value(Value::Object(customers)).expect("strings"),
             assets: serde_json::from_value(Value::Object(assets)).expect("assets"),
@@ -257,10 +266,10 @@ fn new_buy(
         .iter()
         .map(|p| {
             json!({
-                "crmProductId": format!("P-{num}-{}", p.product_uri),
+                "crmProductId": format!("P-{num}-{}", p.product_uri.as_str()),
                 "parentCrmProductId": format!("A-{num}"),
                 "productUri": p.product_uri,
-                "productName": p.product_name.clone().unwrap_or_else(|| p.product_uri.clone()),
+                "productName": p.product_name.clone().unwrap_or_else(|| p.product_uri.to_string()),
                 "productType": "software",
                 "limitConcurrent": p.limit_concurrent.unwrap_or(1),
                 "limitTimeDuration": 0,

@@ -91,7 +91,7 @@ async fn the_demo_seed_is_what_the_services_list() {
         .unwrap()
         .into_inner();
     let acme = &seeded.enterprises[0];
-    assert_eq!(acme.name, shown.enterprises[0].name);
+    assert_eq!(acme.name, shown.enterprises[0].name.as_str());
 
     let members = env
         .member
@@ -171,32 +171,38 @@ async fn bad_seeds_name_the_field_and_change_nothing() {
         let error: serde_json::Value = reply.json().await.unwrap();
         assert_eq!(error["field"], field, "{error}");
     }
-    let (status, error) = refused(
-        env.sim
-            .admin()
-            .load_builtin_seed()
-            .name(BuiltinSeed::Demo)
-            .send()
-            .await
-            .map(drop)
-            .and(
-                env.sim
-                    .admin()
-                    .load_builtin_seed()
-                    .name(BuiltinSeed::Demo)
-                    .send()
-                    .await,
-            ),
-    );
-    assert_eq!(status, 400, "the same enterprise twice: {error:?}");
+    // A seed the state refuses part-way (its enterprise exists) is 409 and undone: a
+    // second seed whose second enterprise is the demo's leaves no trace of its first.
+    let admin = env.sim.admin();
+    admin
+        .load_builtin_seed()
+        .name(BuiltinSeed::Demo)
+        .send()
+        .await
+        .unwrap();
+    let before = admin.export_state().send().await.unwrap().into_inner();
+    let mut twice = licensing_sim::admin::builtin_seed("demo").unwrap();
+    let mut fresh = twice.enterprises[0].clone();
+    fresh.name = "Fresh Ltd".parse().unwrap();
+    fresh.crm_customer_id = "CRM-FRESH".parse().unwrap();
+    fresh.customers.clear();
+    fresh.assets.clear();
+    for m in &mut fresh.members {
+        m.assets.clear();
+    }
+    twice.enterprises.insert(0, fresh);
+    let (status, error) = refused(admin.load_seed().body(twice).send().await);
+    assert_eq!(status, 409, "the same enterprise twice: {error:?}");
     assert!(
         error
             .field
             .as_deref()
             .unwrap_or_default()
-            .starts_with("enterprises[0]"),
+            .starts_with("enterprises[1]"),
         "{error:?}"
     );
+    let after = admin.export_state().send().await.unwrap().into_inner();
+    assert_eq!(before.0, after.0, "the refused seed changed nothing");
 }
 
 #[tokio::test]
@@ -591,4 +597,122 @@ async fn the_admin_token_guards_the_admin_api_only() {
         .build()
         .unwrap();
     assert_eq!(allocate(&order).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn state_export_reset_import_and_clock() {
+    let env = start().await;
+    let admin = env.sim.admin();
+    let seeded = admin
+        .load_builtin_seed()
+        .name(BuiltinSeed::Demo)
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
+    let acme = seeded.enterprises[0].enterprise_global_id.clone();
+    let assets = |eg: String| {
+        let m = env.member.clone();
+        async move { m.list_asset_nums().enterprise_global_id(eg).await }
+    };
+    assert_eq!(assets(acme.clone()).await.unwrap().len(), 3);
+    let exported = admin.export_state().send().await.unwrap().into_inner();
+
+    let (status, _) = refused(
+        admin
+            .reset()
+            .body(admin::types::ResetRequest {
+                enterprise_global_id: Some("EG-none".into()),
+            })
+            .send()
+            .await,
+    );
+    assert_eq!(status, 404);
+    let all = admin.reset().send().await.unwrap().into_inner();
+    assert_eq!(all.scope, admin::types::ResetResultScope::All);
+    assert!(
+        assets(acme.clone()).await.is_err(),
+        "the enterprise is gone"
+    );
+
+    // A wrong shape changes nothing and names the field.
+    let mut broken = exported.clone();
+    let version = broken.get("version").cloned();
+    broken.0.insert("version".into(), json!("one"));
+    let (status, e) = refused(admin.import_state().body(broken).send().await);
+    assert_eq!(
+        (status, e.field.as_deref()),
+        (400, Some("version")),
+        "{e:?}"
+    );
+    assert!(assets(acme.clone()).await.is_err());
+    assert_eq!(version, Some(json!(1)));
+
+    let imported = admin
+        .import_state()
+        .body(exported)
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((imported.enterprises, imported.assets), (1, 3));
+    assert_eq!(assets(acme.clone()).await.unwrap().len(), 3);
+
+    let gone = admin
+        .reset()
+        .body(admin::types::ResetRequest {
+            enterprise_global_id: Some(acme.clone()),
+        })
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(gone.scope, admin::types::ResetResultScope::Enterprise);
+    assert!(assets(acme).await.is_err());
+
+    // The clock every written time comes from.
+    let at = 1_767_225_600_000_i64;
+    let set = admin
+        .set_clock()
+        .body(admin::types::ClockSetting {
+            now: at,
+            frozen: None,
+        })
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((set.now, set.frozen), (at, true));
+    let day = 86_400_000;
+    let moved = admin
+        .advance_clock()
+        .body(admin::types::ClockAdvance { ms: day })
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(moved.now, at + day);
+    let ent = env.enterprise("Clocked").await;
+    env.add_member(&ent, "erin").await;
+    let page = env
+        .member
+        .list_members()
+        .enterprise_global_id(&ent.global_id)
+        .page_num(std::num::NonZeroU32::MIN)
+        .page_size(std::num::NonZeroU32::new(10).unwrap())
+        .await
+        .unwrap();
+    assert!(
+        page.list.iter().all(|m| m.create_time == at + day),
+        "{:?}",
+        page.list
+    );
+    let (status, e) = refused(
+        admin
+            .advance_clock()
+            .body(admin::types::ClockAdvance { ms: -1 })
+            .send()
+            .await,
+    );
+    assert_eq!((status, e.field.as_deref()), (400, Some("ms")));
 }
