@@ -1,6 +1,7 @@
-//! A tour of the SDK against the embedded simulator: an enterprise, its channel customer,
-//! asset numbers, a batch order, locks, employees, asset assignment, lending, and a typed
-//! business error.
+//! A tour of the SDK against the embedded simulator, started with its built-in `demo`
+//! seed (one enterprise, Acme Robotics, with the channel customer `CH01`/`CC-ACME`, locks
+//! and employees): finding the customer an order needs, asset numbers, batch orders, locks,
+//! employees, asset assignment, lending, and a typed business error.
 //!
 //! ```sh
 //! cargo run --example quickstart
@@ -10,14 +11,15 @@ use std::{error::Error as StdError, num::NonZeroU32};
 
 use futures_util::TryStreamExt as _;
 use licensing_sdk::{
-    CustomerType, Error, ErrorCode, LicenseType, SyncMode, Trial, member, member::types as mt,
-    order, order::types as ot,
+    CustomerType, DefaultCustomer, Error, ErrorCode, LicenseType, SyncMode, Trial, member,
+    member::types as mt, order, order::types as ot,
 };
 use licensing_sim as sim;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn StdError>> {
-    let simulator = sim::Simulator::start().await?;
+    let demo = sim::admin::builtin_seed("demo").expect("the demo seed is built in");
+    let simulator = sim::Simulator::builder().seed(demo).start().await?;
     let url = simulator.url();
     println!("simulator listening on {url}\n");
 
@@ -29,35 +31,24 @@ async fn main() -> Result<(), Box<dyn StdError>> {
         .user_token(sim::DEFAULT_USER_TOKEN)
         .build()?;
 
-    // 1. An enterprise main account, and a channel customer bound to it.
-    let enterprise = orders
-        .create_enterprise()
-        .body(
-            ot::CreateEnterpriseRequest::builder()
-                .crm_customer_id("CRM-9")
-                .customer_name("Acme Robotics")
-                .branch_name("North"),
-        )
+    // 1. The customer an order is for: a channel customer bound to an enterprise main
+    //    account (`bind_enterprise`), found here with `query_enterprise`. Its `customerId`
+    //    and `enterpriseGlobalId` are what a batch order names.
+    let customers = orders
+        .query_enterprise()
+        .channel_code("CH01")
+        .channel_customer_id("CC-ACME")
+        .default_customer(DefaultCustomer::All)
         .await?;
-    let eg = enterprise.enterprise_global_id;
+    let customer = customers
+        .into_iter()
+        .find(|c| c.channel_customer_id == "CC-ACME")
+        .expect("the demo seed binds CC-ACME");
+    let eg = customer.enterprise_global_id.clone();
     println!(
-        "created enterprise {eg} with {} members",
-        enterprise.members.len()
+        "channel customer CC-ACME is {} in enterprise {eg} ({})",
+        customer.customer_id, customer.enterprise_name
     );
-
-    let customer = orders
-        .bind_enterprise()
-        .body(
-            ot::BindEnterpriseRequest::builder()
-                .channel_code("CH01")
-                .channel_customer_id("CC-42")
-                .customer_name("Acme Robotics (channel)")
-                .branch_name("North")
-                .enterprise_name("Acme Robotics")
-                .password_mobile("13800000000"),
-        )
-        .await?;
-    println!("bound channel customer CC-42 as {}", customer.customer_id);
 
     // 2. Asset numbers, then a new purchase: a lent lock, a refillable lock with a CAD
     //    product, and (in a second order, which needs the first as its source) a cloud
@@ -123,18 +114,18 @@ async fn main() -> Result<(), Box<dyn StdError>> {
         }
     }
 
-    // 4. Employees: carol's password is shorter than the simulator accepts (6..=32), which
+    // 4. Employees: gina's password is shorter than the simulator accepts (6..=32), which
     //    the SDK cannot know, so the platform adds the others and reports her (60027).
     let people = [
-        ("alice", "Alice"),
-        ("bob", "Bob"),
         ("dave", "Dave"),
-        ("carol", "Carol"),
+        ("erin", "Erin"),
+        ("frank", "Frank"),
+        ("gina", "Gina"),
     ];
     let user_list = people
         .iter()
         .map(|(user, name)| {
-            let password = if *user == "carol" {
+            let password = if *user == "gina" {
                 "abc"
             } else {
                 "Initial-Pass-1"
@@ -165,8 +156,8 @@ async fn main() -> Result<(), Box<dyn StdError>> {
     for member in &added.succeeded {
         println!("  added {} as {}", member.user_name, member.global_id);
     }
-    let alice = added.succeeded[0].global_id.clone();
-    let bob = added.succeeded[1].global_id.clone();
+    let dave = added.succeeded[0].global_id.clone();
+    let erin = added.succeeded[1].global_id.clone();
 
     // Every page, fetched as the stream is consumed (two per page here).
     let everyone: Vec<mt::MemberListItem> = members
@@ -179,10 +170,10 @@ async fn main() -> Result<(), Box<dyn StdError>> {
     let names: Vec<&str> = everyone.iter().map(|m| m.user_name.as_str()).collect();
     println!("{} employees: {}", everyone.len(), names.join(", "));
 
-    // 5. Assign the CAD lock to alice and lend its rights into the lent lock.
+    // 5. Assign the CAD lock to dave and lend its rights into the lent lock.
     members
         .configure_member_assets()
-        .member_global_id(&alice)
+        .member_global_id(&dave)
         .body(
             mt::ConfigureAssetsRequest::builder()
                 .delete_assets(Vec::<String>::new())
@@ -204,7 +195,7 @@ async fn main() -> Result<(), Box<dyn StdError>> {
                 .asset_i_ds(vec![lock_id.clone()]),
         )
     };
-    lend(&alice).await?;
+    lend(&dave).await?;
     for l in members.list_lent_locks().enterprise_global_id(&eg).await? {
         println!(
             "lent lock {} lent: {} to {}",
@@ -214,10 +205,10 @@ async fn main() -> Result<(), Box<dyn StdError>> {
         );
     }
 
-    // 6. A typed business error: the lent lock is already lent to alice.
-    match lend(&bob).await {
+    // 6. A typed business error: the lent lock is already lent to dave.
+    match lend(&erin).await {
         Err(Error::Api(e)) if e.code == ErrorCode::LentLockLentToAnotherEmployee => {
-            println!("bob cannot borrow: {e}");
+            println!("erin cannot borrow: {e}");
         }
         other => return Err(format!("expected error 33018, got {other:?}").into()),
     }
@@ -263,7 +254,7 @@ fn license_order(
     let order: ot::NewBuyOrder = ot::NewBuyOrder::builder()
         .sequence(1)
         .customer_id(customer.customer_id.clone())
-        .crm_customer_id("CRM-9")
+        .crm_customer_id("CRM-ACME")
         .customer_name("Acme Robotics")
         .channel_customer_id(customer.channel_customer_id.clone())
         .admin_name("Ada Admin")
