@@ -57,7 +57,8 @@ pub fn rust_field(wire: &str) -> String {
             // The last capital of an acronym starts the next word (`HTTPServer`), unless
             // what follows is the acronym's plural `s` (`IDs`).
             Some(p) if c.is_uppercase() && p.is_uppercase() => next.is_some_and(|n| {
-                n.is_lowercase() && !(n == 's' && chars.get(i + 2).is_none_or(|a| !a.is_lowercase()))
+                n.is_lowercase()
+                    && !(n == 's' && chars.get(i + 2).is_none_or(|a| !a.is_lowercase()))
             }),
             _ => false,
         };

@@ -6,11 +6,13 @@
 //! times in replies.
 
 use std::{
-    sync::{Mutex, MutexGuard, PoisonError},
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
     time::{SystemTime, UNIX_EPOCH},
 };
 
 use serde::{Deserialize, Serialize};
+
+use super::persist::Store;
 
 /// Milliseconds since the Unix epoch by the machine's clock: the unit the simulator uses
 /// for every `long` time field (the documents do not say).
@@ -60,6 +62,8 @@ impl Setting {
 #[derive(Debug, Default)]
 struct Inner {
     setting: Setting,
+    /// The reading of the mutating call being applied: every time it writes is this one.
+    pinned: Option<i64>,
 }
 
 /// The simulator's clock, from [`Simulator::clock`](crate::Simulator::clock): every
@@ -70,7 +74,9 @@ struct Inner {
 /// move it, keeping it running (wall time plus an offset) or frozen;
 /// [`freeze`](Clock::freeze) stops it at its current reading until it is set, advanced
 /// or [unfrozen](Clock::unfreeze); [`reset`](Clock::reset) makes it the machine's clock
-/// again.
+/// again. Each request reads it once, so all the times one request writes are equal.
+/// With a state file ([`SimulatorBuilder::state_file`](crate::SimulatorBuilder::state_file))
+/// every change is durable, like a mutating request.
 ///
 /// ```no_run
 /// # async fn demo() -> std::io::Result<()> {
@@ -83,6 +89,8 @@ struct Inner {
 /// ```
 pub struct Clock {
     inner: Mutex<Inner>,
+    /// Orders changes with the mutating calls and makes them durable.
+    store: Arc<Store>,
 }
 
 impl std::fmt::Debug for Clock {
@@ -94,9 +102,13 @@ impl std::fmt::Debug for Clock {
 }
 
 impl Clock {
-    pub(crate) fn new(setting: Setting) -> Self {
+    pub(crate) fn new(setting: Setting, store: Arc<Store>) -> Self {
         Self {
-            inner: Mutex::new(Inner { setting }),
+            inner: Mutex::new(Inner {
+                setting,
+                pinned: None,
+            }),
+            store,
         }
     }
 
@@ -106,7 +118,10 @@ impl Clock {
 
     /// The current reading, in milliseconds since the Unix epoch.
     pub fn now_ms(&self) -> i64 {
-        self.lock().setting.reading(wall_ms())
+        let inner = self.lock();
+        inner
+            .pinned
+            .unwrap_or_else(|| inner.setting.reading(wall_ms()))
     }
 
     /// Sets the clock to read `ms` (milliseconds since the Unix epoch) now. A running
@@ -153,17 +168,40 @@ impl Clock {
     }
 
     fn change(&self, to: impl Fn(Setting) -> Setting) {
-        let mut inner = self.lock();
-        inner.setting = to(inner.setting);
+        let mut log = self.store.write();
+        let setting = {
+            let mut inner = self.lock();
+            inner.setting = to(inner.setting);
+            inner.setting
+        };
+        Store::clock_changed(&mut log, setting);
     }
 
     pub(crate) fn setting(&self) -> Setting {
         self.lock().setting
     }
 
-    /// Replaces the setting (importing, resetting).
+    /// Replaces the setting (loading, importing, resetting: the caller makes the whole
+    /// state durable).
     pub(crate) fn restore(&self, setting: Setting) {
         self.lock().setting = setting;
+    }
+
+    /// Makes every reading `ms` until the guard is dropped: the instant of the mutating
+    /// call being applied or replayed. Callers hold the store for writing, so no two calls
+    /// pin at once.
+    pub(crate) fn pin(&self, ms: i64) -> Pin<'_> {
+        self.lock().pinned = Some(ms);
+        Pin(self)
+    }
+}
+
+/// Unpins the clock when dropped, also when the handler panicked.
+pub(crate) struct Pin<'c>(&'c Clock);
+
+impl Drop for Pin<'_> {
+    fn drop(&mut self) {
+        self.0.lock().pinned = None;
     }
 }
 
@@ -173,7 +211,7 @@ mod tests {
 
     #[test]
     fn frozen_clock_moves_only_when_told() {
-        let clock = Clock::new(Setting::default());
+        let clock = Clock::new(Setting::default(), Arc::default());
         clock.freeze();
         clock.set(1_000);
         assert_eq!(clock.now_ms(), 1_000);
@@ -182,11 +220,16 @@ mod tests {
         clock.advance(-2_000);
         assert_eq!(clock.now_ms(), -500);
         assert!(clock.is_frozen());
+        {
+            let _pin = clock.pin(7);
+            assert_eq!(clock.now_ms(), 7);
+        }
+        assert_eq!(clock.now_ms(), -500);
     }
 
     #[test]
     fn running_clock_keeps_its_offset() {
-        let clock = Clock::new(Setting::default());
+        let clock = Clock::new(Setting::default(), Arc::default());
         let year = 365 * 24 * 3600 * 1000;
         clock.advance(year);
         let ahead = clock.now_ms() - wall_ms();

@@ -317,6 +317,42 @@ impl Call {
         }
     }
 
+    /// A call read back from the state file's log, to replay.
+    pub fn recorded(
+        path: HashMap<String, String>,
+        query: Vec<(String, String)>,
+        content_type: Option<String>,
+        body: Result<Bytes, String>,
+    ) -> Self {
+        Self {
+            path,
+            query,
+            content_type,
+            body,
+        }
+    }
+
+    /// The path parameters, for the state file's log (replay needs the call as the
+    /// handler saw it; the credentials were checked before and are not part of it).
+    pub fn path_params(&self) -> &HashMap<String, String> {
+        &self.path
+    }
+
+    /// The query, in order.
+    pub fn query_pairs(&self) -> &[(String, String)] {
+        &self.query
+    }
+
+    /// The `Content-Type` header.
+    pub fn content_type(&self) -> Option<&str> {
+        self.content_type.as_deref()
+    }
+
+    /// The body, or why it could not be read.
+    pub fn raw_body(&self) -> Result<&Bytes, &str> {
+        self.body.as_ref().map_err(String::as_str)
+    }
+
     /// A path parameter (always present: the route matched).
     pub fn path(&self, name: &str) -> &str {
         self.path.get(name).map_or("", String::as_str)

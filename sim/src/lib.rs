@@ -47,6 +47,7 @@ use std::{
     io,
     net::{Ipv4Addr, SocketAddr},
     ops::RangeInclusive,
+    path::PathBuf,
     sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard},
     time::Duration,
 };
@@ -55,7 +56,7 @@ use tokio::{sync::oneshot, task::JoinHandle};
 
 pub use clock::Clock;
 pub use faults::{FaultSettings, Faults};
-pub use persist::ImportError;
+pub use persist::{ImportError, StateFileError};
 pub use sandbox::{PREFIX as ADMIN_PREFIX, journal::DEFAULT_JOURNAL_CAPACITY};
 pub use state::{ParseRegionError, Region};
 pub use tls::TlsConfig;
@@ -75,6 +76,9 @@ pub const DEFAULT_TRIAL_MEMBER_LIMIT: usize = 1000;
 pub const DEFAULT_NONCE_WINDOW: Duration = Duration::from_secs(300);
 /// How many `g_nonce`s are remembered at most unless configured otherwise.
 pub const DEFAULT_NONCE_CAPACITY: usize = 200_000;
+/// The size the state file's log may reach before it is compacted, unless configured
+/// otherwise (it also waits until the log is larger than the snapshot).
+pub const DEFAULT_STATE_LOG_LIMIT: u64 = 64 * 1024 * 1024;
 
 /// What a [`Simulator`] accepts and how it behaves; set through [`SimulatorBuilder`].
 #[derive(Clone)]
@@ -116,9 +120,49 @@ pub(crate) struct Shared {
     pub faults: Faults,
     pub journal: sandbox::journal::Journal,
     pub rules: sandbox::rules::Rules,
+    /// Orders mutating calls and, with a state file, makes them durable.
+    pub store: Arc<persist::Store>,
 }
 
 impl Shared {
+    fn new(
+        config: Config,
+        faults: FaultSettings,
+        loaded: persist::Loaded,
+        log: Option<persist::Log>,
+    ) -> Self {
+        let store = Arc::new(persist::Store::new(log));
+        Self {
+            nonces: Mutex::new(http::NonceWindow::new(
+                config.nonce_window,
+                config.nonce_capacity,
+            )),
+            journal: sandbox::journal::Journal::new(config.journal_capacity),
+            rules: sandbox::rules::Rules::default(),
+            config,
+            state: RwLock::new(loaded.state),
+            allocator: Mutex::new(loaded.allocator),
+            clock: Clock::new(loaded.clock, Arc::clone(&store)),
+            faults: Faults::new(faults),
+            store,
+        }
+    }
+
+    /// The state it holds, to move elsewhere.
+    fn into_loaded(self) -> persist::Loaded {
+        persist::Loaded {
+            clock: self.clock.setting(),
+            state: self
+                .state
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner),
+            allocator: self
+                .allocator
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner),
+        }
+    }
+
     /// The state for reading. A handler that panicked cannot leave the state half-written
     /// in a way that matters more than losing the simulator, so poisoning is ignored.
     pub fn state(&self) -> RwLockReadGuard<'_, state::State> {
@@ -157,10 +201,13 @@ impl Shared {
 pub struct SimulatorBuilder {
     addr: SocketAddr,
     config: Config,
-    region: Region,
+    /// `None`: the state file's, or domestic.
+    region: Option<Region>,
     faults: FaultSettings,
     tls: Option<TlsConfig>,
     seed: Option<admin::types::Seed>,
+    state_file: Option<PathBuf>,
+    state_log_limit: u64,
 }
 
 impl Default for SimulatorBuilder {
@@ -178,10 +225,12 @@ impl Default for SimulatorBuilder {
                 admin_token: None,
                 journal_capacity: DEFAULT_JOURNAL_CAPACITY,
             },
-            region: Region::Domestic,
+            region: None,
             faults: FaultSettings::default(),
             tls: None,
             seed: None,
+            state_file: None,
+            state_log_limit: DEFAULT_STATE_LOG_LIMIT,
         }
     }
 }
@@ -211,10 +260,11 @@ impl SimulatorBuilder {
         self
     }
 
-    /// The region marker of allocated asset numbers (default [`Region::Domestic`]);
+    /// The region marker of allocated asset numbers (default [`Region::Domestic`], or
+    /// with a [state file](SimulatorBuilder::state_file) the region it holds);
     /// changeable later with [`Simulator::set_region`].
     pub fn region(mut self, region: Region) -> Self {
-        self.region = region;
+        self.region = Some(region);
         self
     }
 
@@ -254,7 +304,8 @@ impl SimulatorBuilder {
         self
     }
 
-    /// A seed loaded before the simulator accepts connections (default none); see
+    /// A seed loaded before the simulator accepts connections, into an empty state only
+    /// (a state file that holds enterprises is not seeded again); default none. See
     /// [`admin::parse_seed`] and [`admin::builtin_seed`]. A seed that fails stops the
     /// start with an error naming the field.
     pub fn seed(mut self, seed: admin::types::Seed) -> Self {
@@ -297,24 +348,59 @@ impl SimulatorBuilder {
         self
     }
 
-    /// Binds the address and starts serving on the current Tokio runtime.
+    /// Keeps the state in `path` (default none: in memory only): the state it holds is
+    /// loaded at start, and every change (a mutating request, whatever it answers; a
+    /// clock or region change; an import or reset) is on disk before it is acknowledged,
+    /// so a crash or `kill -9` at any moment loses nothing that was acknowledged. Changes
+    /// go to an append-only log, `PATH.log`, compacted into `PATH` at start and as it
+    /// grows; `PATH.lock` keeps a second simulator away. The files hold the employees'
+    /// passwords, as the simulator does in memory, and are readable by their owner only.
+    ///
+    /// A file that cannot be read or is not a usable state stops
+    /// [`start`](SimulatorBuilder::start) with a [`StateFileError`] naming the file and
+    /// the problem; the file is left as it is. An empty file is a fresh start.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> std::io::Result<()> {
+    /// let sim = licensing_sim::Simulator::builder()
+    ///     .state_file("target/sim-state.json")
+    ///     .start()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn state_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.state_file = Some(path.into());
+        self
+    }
+
+    /// How large the state file's log may grow, in bytes, before it is compacted into the
+    /// state file (default [`DEFAULT_STATE_LOG_LIMIT`]). Compaction also waits until the
+    /// log is larger than the state file, so that its cost per change stays bounded.
+    pub fn state_log_limit(mut self, bytes: u64) -> Self {
+        self.state_log_limit = bytes;
+        self
+    }
+
+    /// Loads the state file, if any, then binds the address and starts serving on the
+    /// current Tokio runtime.
     pub async fn start(self) -> io::Result<Simulator> {
+        let (loaded, log) = match &self.state_file {
+            Some(path) => {
+                let (loaded, log) =
+                    persist::open(path, &self.config, self.region, self.state_log_limit)?;
+                (loaded, Some(log))
+            }
+            None => (
+                persist::Loaded::fresh(self.region.unwrap_or_default()),
+                None,
+            ),
+        };
         let listener = tokio::net::TcpListener::bind(self.addr).await?;
         let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared {
-            nonces: Mutex::new(http::NonceWindow::new(
-                self.config.nonce_window,
-                self.config.nonce_capacity,
-            )),
-            journal: sandbox::journal::Journal::new(self.config.journal_capacity),
-            rules: sandbox::rules::Rules::default(),
-            config: self.config,
-            state: RwLock::new(state::State::default()),
-            allocator: Mutex::new(state::Allocator::new(self.region)),
-            clock: Clock::new(clock::Setting::default()),
-            faults: Faults::new(self.faults),
-        });
-        if let Some(seed) = &self.seed {
+        let shared = Arc::new(Shared::new(self.config, self.faults, loaded, log));
+        // A state file that already holds records was seeded before (or has better).
+        let fresh = shared.state().enterprises.is_empty();
+        if let Some(seed) = self.seed.as_ref().filter(|_| fresh) {
             sandbox::seed::load(&shared, seed).map_err(|e| {
                 io::Error::new(io::ErrorKind::InvalidData, format!("the seed: {e}"))
             })?;
@@ -419,7 +505,7 @@ impl Simulator {
     /// Switches the region marker of asset numbers allocated from now on. Each region
     /// keeps its own sequence, so no number is ever handed out twice.
     pub fn set_region(&self, region: Region) {
-        self.shared.allocator().set_region(region);
+        self.shared.set_region(region);
     }
 
     /// The whole simulator state as one JSON document: every enterprise, customer, order,
@@ -464,7 +550,9 @@ impl Simulator {
     }
 
     /// Forgets everything the simulator holds: every record, the numbers handed out (the
-    /// region stays) and any clock setting, as if it had just started.
+    /// region stays) and any clock setting, as if it had just started. With a state file
+    /// the empty state is written first; an error means it could not be, and nothing
+    /// changed.
     pub fn reset(&self) -> io::Result<()> {
         self.shared.reset()
     }
@@ -472,6 +560,8 @@ impl Simulator {
     /// Removes one enterprise with its customers, their orders, its assets (their
     /// numbers are never sold again, as after a revocation), its employees and their
     /// loans, leaving no reference to any of them. Returns whether the enterprise existed.
+    /// With a state file an error means the removal (made in memory) could not be written;
+    /// the simulator then refuses changes until it can write its state again.
     pub fn reset_enterprise(&self, global_id: &str) -> io::Result<bool> {
         self.shared.reset_enterprise(global_id)
     }

@@ -8,7 +8,7 @@
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
 
 use clap::Parser;
-use licensing_sim::{self as sim, FaultSettings, Region, Simulator, TlsConfig};
+use licensing_sim::{self as sim, FaultSettings, Region, Simulator, StateFileError, TlsConfig};
 use tracing_subscriber::EnvFilter;
 
 /// A stateful, in-memory simulator of the licensing platform's order service and
@@ -51,9 +51,20 @@ struct Args {
     #[arg(long, env = "LICENSING_SIM_USER_TOKEN", default_value = sim::DEFAULT_USER_TOKEN)]
     user_token: String,
 
-    /// Region marker of allocated asset numbers: `domestic` (8) or `singapore` (6).
-    #[arg(long, env = "LICENSING_SIM_REGION", default_value = "domestic")]
-    region: Region,
+    /// Region marker of allocated asset numbers: `domestic` (8) or `singapore` (6)
+    /// [default: domestic, or the state file's].
+    #[arg(long, env = "LICENSING_SIM_REGION")]
+    region: Option<Region>,
+
+    /// Keep the state in this file: loaded at start, every change on disk before it is
+    /// acknowledged (changes go to FILE.log, compacted into FILE).
+    #[arg(long, env = "LICENSING_SIM_STATE_FILE", value_name = "FILE")]
+    state_file: Option<PathBuf>,
+
+    /// Bytes the state file's log may reach before it is compacted (and not before it
+    /// outgrows the state file).
+    #[arg(long, env = "LICENSING_SIM_STATE_LOG_LIMIT", value_name = "BYTES", default_value_t = sim::DEFAULT_STATE_LOG_LIMIT)]
+    state_log_limit: u64,
 
     /// Shortest accepted password (error 50003 outside the range).
     #[arg(long, env = "LICENSING_SIM_PASSWORD_MIN", default_value_t = *sim::DEFAULT_PASSWORD_LENGTH.start())]
@@ -162,12 +173,18 @@ async fn main() -> ExitCode {
             }
         }
     }
+    if let Some(region) = args.region {
+        builder = builder.region(region);
+    }
+    if let Some(path) = &args.state_file {
+        builder = builder.state_file(path);
+    }
     let started = builder
         .addr(args.addr)
         .app_token(args.app_token)
         .client_token(args.client_token)
         .user_token(args.user_token)
-        .region(args.region)
+        .state_log_limit(args.state_log_limit)
         .password_length(args.password_min..=args.password_max)
         .trial_member_limit(args.trial_member_limit)
         .nonce_window(Duration::from_secs(args.nonce_window_secs))
@@ -181,6 +198,11 @@ async fn main() -> ExitCode {
         .await;
     let simulator = match started {
         Ok(simulator) => simulator,
+        Err(e) if e.get_ref().is_some_and(|e| e.is::<StateFileError>()) => {
+            // The message names the file and what is wrong with it.
+            eprintln!("licensing-sim: {e}");
+            return ExitCode::FAILURE;
+        }
         Err(e) => {
             eprintln!("licensing-sim: cannot start on {}: {e}", args.addr);
             return ExitCode::FAILURE;

@@ -803,6 +803,17 @@ impl State {
             }
         }
 
+        // Who each enterprise lists, to look up (a list may be 100,000 employees long).
+        let enterprises = std::mem::take(&mut self.enterprises);
+        let listed = |list: fn(&Enterprise) -> &Vec<String>| -> HashSet<(&str, &str)> {
+            enterprises
+                .iter()
+                .flat_map(|(id, e)| list(e).iter().map(move |c| (id.as_str(), c.as_str())))
+                .collect()
+        };
+        let listed_customers = listed(|e| &e.customers);
+        let listed_members = listed(|e| &e.members);
+
         for id in keys(&self.customers) {
             let at = format!("state.customers.{id}");
             below_counter(at.clone(), &id, id_number(&id))?;
@@ -810,11 +821,7 @@ impl State {
             if customer.id != id {
                 return Err(Invalid::new(format!("{at}.id"), "differs from its key"));
             }
-            let listed = self
-                .enterprises
-                .get(&customer.enterprise)
-                .map(|e| e.customers.contains(&id));
-            if listed != Some(true) {
+            if !listed_customers.contains(&(customer.enterprise.as_str(), id.as_str())) {
                 return Err(Invalid::new(
                     format!("{at}.enterprise"),
                     format!(
@@ -840,7 +847,7 @@ impl State {
                 ));
             }
         }
-        for ent in self.enterprises.values() {
+        for ent in enterprises.values() {
             for (i, id) in ent.customers.iter().enumerate() {
                 if let Some(customer) = self.customers.get_mut(id) {
                     customer.is_default = i == 0;
@@ -870,11 +877,7 @@ impl State {
                     "differs from its key",
                 ));
             }
-            let listed = self
-                .enterprises
-                .get(&member.enterprise)
-                .map(|e| e.members.contains(&id));
-            if listed != Some(true) {
+            if !listed_members.contains(&(member.enterprise.as_str(), id.as_str())) {
                 return Err(Invalid::new(
                     format!("{at}.enterprise"),
                     format!(
@@ -904,6 +907,9 @@ impl State {
             }
             same.insert(id.clone());
         }
+        drop((listed_customers, listed_members));
+        self.enterprises = enterprises;
+
         // Lists the records above point back to: checked after them, so that a record
         // naming an unknown enterprise is reported as such.
         for id in keys(&self.enterprises) {

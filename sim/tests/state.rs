@@ -456,3 +456,145 @@ async fn reset_enterprise_removes_one_enterprise_and_nothing_else() {
         .await;
     assert_eq!(code_of(refused), ErrorCode::ParameterValidationFailed);
 }
+
+/// A fresh directory for state files.
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("licensing-sim-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A simulator on a state file, with clients.
+async fn on_file(path: &std::path::Path) -> Env {
+    support::start_with(Simulator::builder().state_file(path)).await
+}
+
+/// Stops a simulator with its clients, releasing the state file.
+async fn stop(env: Env) {
+    let Env {
+        sim, order, member, ..
+    } = env;
+    drop((order, member));
+    sim.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_state_file_keeps_every_change_across_restarts() {
+    let dir = temp_dir("restart");
+    let path = dir.join("state.json");
+    let env = on_file(&path).await;
+    env.sim.clock().freeze();
+    env.sim.clock().set(T0);
+    let acme = populated(&env, "Acme").await;
+    let globex = populated(&env, "Globex").await;
+    env.sim.set_region(licensing_sim::Region::Singapore);
+    assert_eq!(env.allocate(1).await, ["6000000001"]);
+    assert!(env.sim.reset_enterprise(&globex.global_id).unwrap());
+    env.sim.clock().advance(DAY);
+    let before = env.export_state();
+    let acme_seen = seen(&env, &acme).await;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        for file in [path.clone(), dir.join("state.json.log")] {
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "{}", file.display());
+        }
+    }
+
+    // A second simulator on the same file is refused while the first runs.
+    let second = Simulator::builder().state_file(&path).start().await;
+    let error = second.expect_err("the state file is in use");
+    assert!(error.to_string().contains("state.json.lock"), "{error}");
+    stop(env).await;
+
+    let env = on_file(&path).await;
+    assert_eq!(env.export_state(), before);
+    assert_eq!(env.sim.region(), licensing_sim::Region::Singapore);
+    assert_eq!(env.sim.clock().now_ms(), T0 + DAY);
+    assert_eq!(seen(&env, &acme).await, acme_seen);
+    assert_eq!(env.allocate(1).await, ["6000000002"]);
+
+    // Imports and resets are durable too.
+    let other = support::start().await;
+    other.enterprise("Initech").await;
+    env.sim.import_state(other.export_state()).unwrap();
+    let imported = env.export_state();
+    stop(env).await;
+    let env = on_file(&path).await;
+    assert_eq!(env.export_state(), imported);
+    env.sim.reset().unwrap();
+    stop(env).await;
+    let env = on_file(&path).await;
+    assert_eq!(
+        env.export_state()["state"],
+        support::start().await.export_state()["state"]
+    );
+    // A region given at start wins over the file's.
+    stop(env).await;
+    let env = support::start_with(
+        Simulator::builder()
+            .state_file(&path)
+            .region(licensing_sim::Region::Domestic),
+    )
+    .await;
+    assert_eq!(env.allocate(1).await, ["8000000001"]);
+    stop(env).await;
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[tokio::test]
+async fn replay_runs_calls_with_the_limits_they_ran_with() {
+    let dir = temp_dir("limits");
+    let path = dir.join("state.json");
+    let env =
+        support::start_with(Simulator::builder().state_file(&path).trial_member_limit(2)).await;
+    let ent = env.enterprise("Acme").await;
+    let three = env
+        .member
+        .add_members()
+        .enterprise_global_id(&ent.global_id)
+        .body(mt::AddMembersRequest::builder().user_list(vec![
+            support::new_member("a1", "Secret-123", "A"),
+            support::new_member("a2", "Secret-123", "A"),
+            support::new_member("a3", "Secret-123", "A"),
+        ]))
+        .await;
+    assert_eq!(code_of(three), ErrorCode::PartialAddFailure);
+    let before = env.export_state();
+    stop(env).await;
+
+    // More room now: the logged call still added two, as it did.
+    let env =
+        support::start_with(Simulator::builder().state_file(&path).trial_member_limit(5)).await;
+    assert_eq!(env.export_state(), before);
+    env.add_member(&ent, "a3").await;
+    stop(env).await;
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_compacted_log_loses_nothing() {
+    let dir = temp_dir("compact");
+    let path = dir.join("state.json");
+    // Compact whenever the log outgrows the snapshot.
+    let builder = || Simulator::builder().state_file(&path).state_log_limit(0);
+    let env = support::start_with(builder()).await;
+    let ent = env.enterprise("Acme").await;
+    for i in 0..40 {
+        env.add_member(&ent, &format!("m{i}")).await;
+    }
+    let log = std::fs::metadata(dir.join("state.json.log")).unwrap().len();
+    let snapshot = std::fs::metadata(&path).unwrap().len();
+    assert!(
+        log <= snapshot + 4096,
+        "compacted: log {log}, snapshot {snapshot}"
+    );
+    let before = env.export_state();
+    stop(env).await;
+    let env = support::start_with(builder()).await;
+    assert_eq!(env.export_state(), before);
+    stop(env).await;
+    std::fs::remove_dir_all(dir).unwrap();
+}

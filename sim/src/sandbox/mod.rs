@@ -381,7 +381,6 @@ async fn set_clock(State(shared): State<Arc<Shared>>, body: Bytes) -> Reply<a::C
         shared.clock.unfreeze();
     }
     shared.clock.set(setting.now);
-    durable(&shared).map_err(io_failure)?;
     Ok(clock(&shared))
 }
 
@@ -391,12 +390,5 @@ async fn advance_clock(State(shared): State<Arc<Shared>>, body: Bytes) -> Reply<
         return Err(AdminError::field("ms", "must not be negative"));
     }
     shared.clock.advance(advance.ms);
-    durable(&shared).map_err(io_failure)?;
     Ok(clock(&shared))
-}
-
-/// Makes a change made outside the services' operations (clock) durable; without a state
-/// file there is nothing to write.
-fn durable(_shared: &Shared) -> std::io::Result<()> {
-    Ok(())
 }

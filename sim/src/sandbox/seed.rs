@@ -3,7 +3,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use licensing_sdk::LicenseType;
+use licensing_sdk::{
+    LicenseType,
+    operations::{self as ops, Operation},
+};
 use serde_json::{Value, json};
 
 use super::AdminError;
@@ -102,6 +105,17 @@ fn failed(at: String, f: Failure) -> AdminError {
     AdminError::conflict(at, format!("code {}: {}", f.code, f.cause))
 }
 
+/// One operation of a seed, run as the router runs it: one change at a time, and with a
+/// state file logged before it counts.
+fn step<T>(
+    sim: &Shared,
+    op: &Operation,
+    handler: fn(&Shared, &Call) -> Result<T, Failure>,
+    call: &Call,
+) -> Result<T, Failure> {
+    sim.run(op, call, handler)
+}
+
 fn apply(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
     let mut out = Vec::new();
     for (i, e) in seed.enterprises.iter().enumerate() {
@@ -115,8 +129,13 @@ fn apply(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
         if let Some(address) = &e.address {
             body["address"] = json!(address);
         }
-        let created = order::create_enterprise(sim, &Call::internal(&[], &[], Some(&body)))
-            .map_err(|f| failed(at(""), f))?;
+        let created = step(
+            sim,
+            &ops::CREATE_ENTERPRISE,
+            order::create_enterprise,
+            &Call::internal(&[], &[], Some(&body)),
+        )
+        .map_err(|f| failed(at(""), f))?;
         let global_id = created.enterprise_global_id;
 
         let mut customers = serde_json::Map::new();
@@ -130,8 +149,13 @@ fn apply(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
                 "enterpriseName": e.name,
                 "passwordMobile": c.password_mobile.clone().unwrap_or_else(|| "13800000000".into()),
             });
-            let bound = order::bind_enterprise(sim, &Call::internal(&[], &[], Some(&body)))
-                .map_err(|f| failed(at(&format!(".customers[{j}]")), f))?;
+            let bound = step(
+                sim,
+                &ops::BIND_ENTERPRISE,
+                order::bind_enterprise,
+                &Call::internal(&[], &[], Some(&body)),
+            )
+            .map_err(|f| failed(at(&format!(".customers[{j}]")), f))?;
             if bound.enterprise_global_id != global_id {
                 return Err(AdminError::conflict(
                     at(&format!(".customers[{j}].channelCustomerId")),
@@ -151,8 +175,13 @@ fn apply(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
             && !e.assets.is_empty()
         {
             let size = json!({ "size": e.assets.len() });
-            let allocated = order::allocate_shell_nums(sim, &Call::internal(&[], &[], Some(&size)))
-                .map_err(|f| failed(at(".assets"), f))?;
+            let allocated = step(
+                sim,
+                &ops::ALLOCATE_SHELL_NUMS,
+                order::allocate_shell_nums,
+                &Call::internal(&[], &[], Some(&size)),
+            )
+            .map_err(|f| failed(at(".assets"), f))?;
             let orders: Vec<Value> = e
                 .assets
                 .iter()
@@ -201,8 +230,10 @@ fn apply(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
                 .map(|m| json!({ "userName": m.user_name, "password": m.password, "name": m.name }))
                 .collect();
             let body = json!({ "userList": list });
-            let added = member::add_members(
+            let added = step(
                 sim,
+                &ops::ADD_MEMBERS,
+                member::add_members,
                 &Call::internal(&[("enterpriseGlobalId", &global_id)], &[], Some(&body)),
             )
             .map_err(|f| {
@@ -234,8 +265,10 @@ fn apply(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
                 .to_string();
             let add: Vec<&String> = m.assets.iter().map(|k| &nums[k.as_str()]).collect();
             let body = json!({ "deleteAssets": [], "addAssets": add });
-            member::configure_member_assets(
+            step(
                 sim,
+                &ops::CONFIGURE_MEMBER_ASSETS,
+                member::configure_member_assets,
                 &Call::internal(&[("memberGlobalId", &id)], &[], Some(&body)),
             )
             .map_err(|f| failed(at(&format!(".members[{j}].assets")), f))?;
