@@ -598,3 +598,31 @@ async fn a_compacted_log_loses_nothing() {
     stop(env).await;
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A seed and the admin API's changes are logged like requests: a restart replays them,
+/// and the seed is not applied again to a state that holds it.
+#[tokio::test]
+async fn seeds_and_admin_changes_survive_a_restart() {
+    let dir = temp_dir("seeded");
+    let path = dir.join("state.json");
+    let demo = || licensing_sim::admin::builtin_seed("demo").unwrap();
+    let env = support::start_with(Simulator::builder().state_file(&path).seed(demo())).await;
+    let admin = env.sim.admin();
+    admin
+        .set_clock()
+        .body(licensing_sim::admin::types::ClockSetting {
+            now: T0,
+            frozen: Some(true),
+        })
+        .send()
+        .await
+        .unwrap();
+    let before = env.export_state();
+    stop(env).await;
+
+    let env = support::start_with(Simulator::builder().state_file(&path).seed(demo())).await;
+    assert_eq!(env.export_state(), before, "replayed, not seeded twice");
+    assert_eq!(env.sim.clock().now_ms(), T0);
+    stop(env).await;
+    std::fs::remove_dir_all(dir).unwrap();
+}

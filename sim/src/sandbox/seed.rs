@@ -199,8 +199,10 @@ fn apply(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
                 "syncMode": "sync",
                 "orderList": orders,
             });
-            order::batch_order(
+            step(
                 sim,
+                &ops::BATCH_ORDER,
+                order::batch_order,
                 &Call::internal(&[], &[("appKey", "seed")], Some(&body)),
             )
             .map_err(|f| failed(at(".assets"), f))?;
