@@ -20,7 +20,7 @@ use axum::{
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value};
 
-use super::{Config, Shared, faults::Faults, routes::Route};
+use super::{Config, Shared, faults::Faults, routes::Route, server::BodyUnread};
 use licensing_sdk::{
     ErrorCode, ReplyCode, member::types as m, operations, operations::Operation, order::types as o,
 };
@@ -509,7 +509,8 @@ impl Service {
     }
 }
 
-/// Runs before every handler: latency, credentials, `g_nonce`, injected faults.
+/// Runs before every handler: latency, credentials, a body the server refused, `g_nonce`,
+/// injected faults.
 pub(crate) async fn gate(State(route): State<Route>, req: Request, next: Next) -> Response {
     let Route { shared, op, error } = route;
     let faults = shared.faults.get();
@@ -526,6 +527,14 @@ pub(crate) async fn gate(State(route): State<Route>, req: Request, next: Next) -
     }
     if let Err(failure) = authenticate(&shared.config, service, &parts.headers) {
         return error(op, failure);
+    }
+    // The server did not read the body (its budget was taken, or the body was too slow):
+    // a transient failure the SDK retries. Before the nonce check, so a retry may reuse it.
+    if let Some(unread) = parts.extensions.get::<BodyUnread>() {
+        return error(
+            op,
+            Failure::new(ErrorCode::NetworkException, unread.0.clone()),
+        );
     }
     let Ok(Query(query)) = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri) else {
         return error(

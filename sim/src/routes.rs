@@ -25,7 +25,7 @@ type Handler<R> = fn(&Shared, &Call) -> Result<<R as Reply>::Data, Failure>;
 
 /// Largest request body accepted. The documents show no payload bound; a 10,000-order
 /// batch is ~40 MB.
-const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
 
 /// What the gate of one route needs: the shared state, the operation's record, and how
 /// to answer a failure with the operation's own reply type.
