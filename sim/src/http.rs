@@ -26,6 +26,7 @@ use super::{
     faults::Faults,
     routes::Route,
     sandbox::{journal, rules::Subject},
+    server::BodyUnread,
 };
 use licensing_sdk::{
     ErrorCode, ReplyCode, member::types as m, operations, operations::Operation, order::types as o,
@@ -749,6 +750,12 @@ async fn checks(
             }
         };
     if let Err(failure) = authenticate(&shared.config, service, &parts.headers) {
+        return (error(op, failure), None, None);
+    }
+    // The server did not read the body (its budget was taken, or the body was too slow):
+    // a transient failure the SDK retries. Before the nonce check, so a retry may reuse it.
+    if let Some(unread) = parts.extensions.get::<BodyUnread>() {
+        let failure = Failure::new(ErrorCode::NetworkException, unread.0.clone());
         return (error(op, failure), None, None);
     }
     let Ok(Query(query)) = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri) else {

@@ -40,6 +40,7 @@ mod order;
 mod persist;
 mod routes;
 mod sandbox;
+mod server;
 mod state;
 mod tls;
 
@@ -58,6 +59,10 @@ pub use clock::Clock;
 pub use faults::{FaultSettings, Faults};
 pub use persist::{ImportError, StateFileError};
 pub use sandbox::{PREFIX as ADMIN_PREFIX, journal::DEFAULT_JOURNAL_CAPACITY};
+pub use server::{
+    DEFAULT_BODY_BUDGET, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS, ServerStats,
+};
 pub use state::{ParseRegionError, Region};
 pub use tls::TlsConfig;
 
@@ -208,6 +213,7 @@ pub struct SimulatorBuilder {
     seed: Option<admin::types::Seed>,
     state_file: Option<PathBuf>,
     state_log_limit: u64,
+    limits: server::Limits,
 }
 
 impl Default for SimulatorBuilder {
@@ -231,6 +237,7 @@ impl Default for SimulatorBuilder {
             seed: None,
             state_file: None,
             state_log_limit: DEFAULT_STATE_LOG_LIMIT,
+            limits: server::Limits::default(),
         }
     }
 }
@@ -329,8 +336,9 @@ impl SimulatorBuilder {
 
     /// Serves HTTPS with this certificate chain and key instead of plain HTTP (default
     /// none): [`Simulator::url`] then starts with `https://`. A client whose TLS handshake
-    /// fails (it sent plain HTTP, rejected the certificate, or said nothing for ten seconds)
-    /// is logged at debug level and disconnected; the others are not affected.
+    /// fails (it sent plain HTTP, rejected the certificate, or did not finish within the
+    /// [header timeout](Self::header_timeout)) is logged at debug level and disconnected;
+    /// the others are not affected. The limits of plain HTTP apply to HTTPS as well.
     ///
     /// ```no_run
     /// # async fn demo(cert_pem: &[u8], key_pem: &[u8]) -> std::io::Result<()> {
@@ -381,6 +389,57 @@ impl SimulatorBuilder {
         self
     }
 
+    /// How long a client has to send a request's headers (default
+    /// [`DEFAULT_HEADER_TIMEOUT`], at least 1 ms): counted from the connection's start (over
+    /// HTTPS, the TLS handshake has this long too, and the count starts again once it is
+    /// done) or, on a reused connection, from the request's first byte. A connection whose
+    /// client is slower is closed without a reply.
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.header_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long a request's body may take to arrive in full, counted from its headers
+    /// (default [`DEFAULT_BODY_TIMEOUT`], at least 1 ms). A slower request is answered with
+    /// code `500` ("network exception, retry"), and its connection closed.
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.body_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long a connection may stay open without a request after a reply (default
+    /// [`DEFAULT_IDLE_TIMEOUT`], at least 1 ms); then it is closed.
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.idle_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How many connections may be open at once (default [`DEFAULT_MAX_CONNECTIONS`], at
+    /// least 1; lowered at start to the process's open-file limit less 64, when that is
+    /// smaller). When all are taken, a new connection replaces the one that has gone
+    /// longest without a request in progress (waiting for its first request, or idle
+    /// between requests); when every one has a request in progress, the new connection is
+    /// closed at once. A request in progress is never cut short to make room.
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.limits.max_connections = max.max(1);
+        self
+    }
+
+    /// How many bytes of request bodies may be held in memory at once, across all
+    /// connections (default [`DEFAULT_BODY_BUDGET`], 512 MiB). A body is read in full
+    /// before its operation runs and counted until the operation has answered; a body
+    /// that declares its length reserves it up front. A request whose body does not fit in
+    /// what is left is answered with code `500` ("network exception, retry") without being
+    /// read, which the SDK retries. One request's body may be at most 256 MiB or the
+    /// budget, whichever is smaller; a larger one is answered as a malformed request.
+    ///
+    /// The process's memory then stays near this budget plus a fixed size per connection
+    /// (see the README's "Limits"), however many bodies arrive at once.
+    pub fn body_budget(mut self, bytes: usize) -> Self {
+        self.limits.body_budget = bytes;
+        self
+    }
+
     /// Loads the state file, if any, then binds the address and starts serving on the
     /// current Tokio runtime.
     pub async fn start(self) -> io::Result<Simulator> {
@@ -408,22 +467,21 @@ impl SimulatorBuilder {
         let app = routes::router(Arc::clone(&shared));
         let (stop, stopped) = oneshot::channel::<()>();
         let is_tls = self.tls.is_some();
-        let task = match self.tls {
-            None => tokio::spawn(async move {
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
-                        // A dropped sender stops the server as well.
-                        let _ = stopped.await;
-                    })
-                    .await
-            }),
-            Some(tls) => tokio::spawn(tls::serve(listener, app, tls, stopped)),
-        };
-        tracing::debug!(%addr, tls = is_tls, "simulator listening");
+        let server = Arc::new(server::Server::new(self.limits));
+        let acceptor = self.tls.map(|tls| tls.acceptor());
+        let task = tokio::spawn(server::serve(
+            listener,
+            app,
+            acceptor,
+            Arc::clone(&server),
+            stopped,
+        ));
+        tracing::debug!(%addr, tls = is_tls, limits = ?server, "simulator listening");
         Ok(Simulator {
             addr,
             tls: is_tls,
             shared,
+            server,
             stop: Some(stop),
             task: Some(task),
         })
@@ -436,6 +494,7 @@ pub struct Simulator {
     addr: SocketAddr,
     tls: bool,
     shared: Arc<Shared>,
+    server: Arc<server::Server>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<io::Result<()>>>,
 }
@@ -483,6 +542,13 @@ impl Simulator {
     pub fn admin(&self) -> admin::Client {
         admin::client(&self.url(), self.shared.config.admin_token.as_deref())
             .expect("a client for the simulator's own address")
+    }
+
+    /// What the server's limits have done so far: connections open, refused, evicted and
+    /// timed out, and the bytes of request bodies held now and at most
+    /// ([`SimulatorBuilder::body_budget`]).
+    pub fn stats(&self) -> ServerStats {
+        self.server.stats()
     }
 
     /// Fault injection, adjustable while the simulator runs.

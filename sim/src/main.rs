@@ -82,6 +82,30 @@ struct Args {
     #[arg(long, env = "LICENSING_SIM_NONCE_WINDOW_SECS", default_value_t = sim::DEFAULT_NONCE_WINDOW.as_secs())]
     nonce_window_secs: u64,
 
+    /// Seconds a client has to send a request's headers (and to finish the TLS handshake);
+    /// a slower one is disconnected.
+    #[arg(long, env = "LICENSING_SIM_HEADER_TIMEOUT_SECS", default_value_t = sim::DEFAULT_HEADER_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    header_timeout_secs: u64,
+
+    /// Seconds a request's body may take to arrive after its headers; a slower one is
+    /// answered with code 500.
+    #[arg(long, env = "LICENSING_SIM_BODY_TIMEOUT_SECS", default_value_t = sim::DEFAULT_BODY_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    body_timeout_secs: u64,
+
+    /// Seconds a connection may stay open without a request after a reply.
+    #[arg(long, env = "LICENSING_SIM_IDLE_TIMEOUT_SECS", default_value_t = sim::DEFAULT_IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    idle_timeout_secs: u64,
+
+    /// Connections open at once (lowered to the open-file limit less 64); beyond it a new
+    /// connection replaces the longest-idle one, or is closed if every one is busy.
+    #[arg(long, env = "LICENSING_SIM_MAX_CONNECTIONS", default_value_t = sim::DEFAULT_MAX_CONNECTIONS, value_parser = at_least_one)]
+    max_connections: usize,
+
+    /// MiB of request bodies held in memory at once, across all connections; a body that
+    /// does not fit is answered with code 500. One body may be at most 256 MiB or this.
+    #[arg(long, env = "LICENSING_SIM_BODY_BUDGET_MIB", default_value_t = sim::DEFAULT_BODY_BUDGET / MIB, value_parser = at_least_one)]
+    body_budget_mib: usize,
+
     /// Latency added to every request, in milliseconds.
     #[arg(long, env = "LICENSING_SIM_LATENCY_MS", default_value_t = 0)]
     latency_ms: u64,
@@ -112,6 +136,15 @@ struct Args {
     /// Requests the journal keeps, newest last (0: no journal).
     #[arg(long, env = "LICENSING_SIM_JOURNAL_CAPACITY", default_value_t = sim::DEFAULT_JOURNAL_CAPACITY)]
     journal_capacity: usize,
+}
+
+const MIB: usize = 1024 * 1024;
+
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{s:?} is not a whole number of at least 1")),
+    }
 }
 
 fn rate(s: &str) -> Result<f64, String> {
@@ -189,6 +222,11 @@ async fn main() -> ExitCode {
         .trial_member_limit(args.trial_member_limit)
         .nonce_window(Duration::from_secs(args.nonce_window_secs))
         .journal_capacity(args.journal_capacity)
+        .header_timeout(Duration::from_secs(args.header_timeout_secs))
+        .body_timeout(Duration::from_secs(args.body_timeout_secs))
+        .idle_timeout(Duration::from_secs(args.idle_timeout_secs))
+        .max_connections(args.max_connections)
+        .body_budget(args.body_budget_mib.saturating_mul(MIB))
         .faults(FaultSettings {
             latency: Duration::from_millis(args.latency_ms),
             rate_500: args.fault_500_rate,

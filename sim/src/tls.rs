@@ -1,34 +1,15 @@
-//! HTTPS: the TLS configuration, read from PEM, and the accept loop that serves the router
-//! over TLS (HTTP/1.1 and HTTP/2, chosen by ALPN).
+//! HTTPS: the TLS configuration, read from PEM. The accept loop that serves it is the
+//! plain one's (`server.rs`), with the same limits.
 
-use std::{
-    fmt, io,
-    net::SocketAddr,
-    path::Path,
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::{fmt, io, path::Path, sync::Arc};
 
 use axum::Router;
-use hyper_util::{
-    rt::{TokioExecutor, TokioIo},
-    server::conn::auto,
-    service::TowerToHyperService,
-};
 use rustls::pki_types::{
     CertificateDer, PrivateKeyDer,
     pem::{self, PemObject},
 };
-use tokio::{
-    net::{TcpListener, TcpStream},
-    sync::{oneshot, watch},
-    task::JoinSet,
-};
+use tokio::{net::TcpListener, sync::oneshot};
 use tokio_rustls::TlsAcceptor;
-
-/// How long a client has to complete the TLS handshake before its connection is dropped,
-/// so a client that connects and sends nothing cannot hold a task forever.
-pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The certificate chain and private key a [`Simulator`](crate::Simulator) serves HTTPS
 /// with; set through [`SimulatorBuilder::tls`](crate::SimulatorBuilder::tls).
@@ -80,10 +61,20 @@ impl TlsConfig {
     /// Serves any axum `app` over TLS on `listener` with the simulator's own TLS stack,
     /// until the future is dropped: for doubles and benchmarks that need an HTTPS server
     /// beside the simulator.
+    ///
+    /// The server has the simulator's default limits (see [`SimulatorBuilder`]).
+    ///
+    /// [`SimulatorBuilder`]: crate::SimulatorBuilder
     pub async fn serve(self, listener: TcpListener, app: Router) -> io::Result<()> {
         // Held for as long as the future lives: dropping it is the only stop signal.
         let (_running, stopped) = oneshot::channel();
-        serve(listener, app, self, stopped).await
+        let server = Arc::new(crate::server::Server::new(Default::default()));
+        crate::server::serve(listener, app, Some(self.acceptor()), server, stopped).await
+    }
+
+    /// The acceptor that performs the server's side of the handshake.
+    pub(crate) fn acceptor(&self) -> TlsAcceptor {
+        TlsAcceptor::from(Arc::clone(&self.server))
     }
 
     /// A configuration from a PEM certificate chain file and a PEM private key file (they
@@ -161,123 +152,5 @@ fn pem_problem(e: &pem::Error) -> String {
         ),
         pem::Error::Base64Decode(e) => format!("a section is not valid base64 ({e})"),
         e => e.to_string(),
-    }
-}
-
-/// Serves `app` over TLS on `listener` until `stopped` resolves (or its sender is dropped):
-/// then stops accepting, lets every connection finish its requests in flight, and returns.
-///
-/// One task per connection, held in a set owned by this future, so aborting it ends every
-/// connection too. A connection whose handshake fails or times out is logged at debug and
-/// dropped; it never holds up the accept loop.
-pub(crate) async fn serve(
-    listener: TcpListener,
-    app: Router,
-    tls: TlsConfig,
-    mut stopped: oneshot::Receiver<()>,
-) -> io::Result<()> {
-    let acceptor = TlsAcceptor::from(tls.server);
-    // Connections watch this; it changes (or closes) when the server stops.
-    let (shutdown, watched) = watch::channel(());
-    let mut connections = JoinSet::new();
-    loop {
-        tokio::select! {
-            biased;
-            // A dropped sender stops the server as well.
-            _ = &mut stopped => break,
-            accepted = listener.accept() => match accepted {
-                Ok((tcp, peer)) => {
-                    connections.spawn(connection(
-                        tcp,
-                        peer,
-                        acceptor.clone(),
-                        app.clone(),
-                        watched.clone(),
-                    ));
-                }
-                Err(e) => accept_failed(e).await,
-            },
-            // Reap finished connections so the set does not grow without bound.
-            Some(done) = connections.join_next(), if !connections.is_empty() => {
-                if let Err(e) = done {
-                    tracing::warn!(error = %e, "a connection task failed");
-                }
-            }
-        }
-    }
-    drop(listener);
-    let _ = shutdown.send(());
-    let started = Instant::now();
-    while let Some(done) = connections.join_next().await {
-        if let Err(e) = done {
-            tracing::warn!(error = %e, "a connection task failed");
-        }
-    }
-    tracing::debug!(waited = ?started.elapsed(), "TLS server stopped");
-    Ok(())
-}
-
-/// As `axum::serve` does: errors of one connection (refused, aborted, reset) are skipped;
-/// others (such as too many open files) are logged and accepting pauses for a second.
-async fn accept_failed(e: io::Error) {
-    if matches!(
-        e.kind(),
-        io::ErrorKind::ConnectionRefused
-            | io::ErrorKind::ConnectionAborted
-            | io::ErrorKind::ConnectionReset
-    ) {
-        tracing::debug!(error = %e, "accept failed");
-        return;
-    }
-    tracing::error!(error = %e, "accept failed; retrying in 1 s");
-    tokio::time::sleep(Duration::from_secs(1)).await;
-}
-
-/// One connection: the TLS handshake (bounded by [`HANDSHAKE_TIMEOUT`]), then HTTP/1.1 or
-/// HTTP/2 until the client closes it or, on shutdown, its requests in flight are done.
-async fn connection(
-    tcp: TcpStream,
-    peer: SocketAddr,
-    acceptor: TlsAcceptor,
-    app: Router,
-    mut shutdown: watch::Receiver<()>,
-) {
-    // TLS sends several small records per flight; Nagle's algorithm would delay them.
-    let _ = tcp.set_nodelay(true);
-    let stream = tokio::select! {
-        handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)) => {
-            match handshake {
-                Ok(Ok(stream)) => stream,
-                Ok(Err(e)) => {
-                    tracing::debug!(%peer, error = %e, "TLS handshake failed; connection dropped");
-                    return;
-                }
-                Err(_) => {
-                    tracing::debug!(
-                        %peer,
-                        timeout = ?HANDSHAKE_TIMEOUT,
-                        "TLS handshake timed out; connection dropped"
-                    );
-                    return;
-                }
-            }
-        }
-        // No request is in flight before the handshake ends: nothing to wait for.
-        _ = shutdown.changed() => return,
-    };
-    let builder = auto::Builder::new(TokioExecutor::new());
-    let conn =
-        builder.serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(app));
-    tokio::pin!(conn);
-    let result = tokio::select! {
-        result = conn.as_mut() => result,
-        _ = shutdown.changed() => {
-            // Finish the requests in flight, take no new ones, then close.
-            conn.as_mut().graceful_shutdown();
-            conn.await
-        }
-    };
-    if let Err(e) = result {
-        tracing::debug!(%peer, error = %e, "connection ended with an error");
     }
 }

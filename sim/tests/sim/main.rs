@@ -4,6 +4,7 @@
 mod conformance;
 mod errors;
 mod fidelity;
+mod limits;
 mod operations;
 #[path = "../../../tests/support/pki.rs"]
 mod pki;
