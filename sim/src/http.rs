@@ -397,8 +397,17 @@ impl Call {
     pub fn body<T: DeserializeOwned>(&self) -> Result<T, String> {
         // Straight into the typed request: one pass over large batches. Only a failure
         // takes the slower way through `Value`, whose errors say what is wrong.
-        if let Ok(typed) = serde_json::from_slice(self.json()?) {
-            return Ok(typed);
+        let json = self.json()?;
+        let error = match serde_json::from_slice(json) {
+            Ok(typed) => return Ok(typed),
+            Err(e) => e,
+        };
+        // Finding the path parses the body a few times per level: bounded to bodies whose
+        // trees stay small; a larger one gets serde's message with its line and column.
+        if json.len() > MAX_LOCATED_BODY {
+            return Err(format!(
+                "the request body does not match the schema: {error}"
+            ));
         }
         let object = self.object()?;
         match serde_json::from_value::<T>(Value::Object(object.clone())) {
@@ -407,6 +416,9 @@ impl Call {
         }
     }
 }
+
+/// Bodies up to this size get their error's field path ([`name_the_field`]).
+const MAX_LOCATED_BODY: usize = 4 * 1024 * 1024;
 
 /// The error of reading `object` as `T`, prefixed with the path of the field it is about
 /// (`orderList[3].assets[0].products[1].productUri: invalid type: ...`).
