@@ -5,6 +5,10 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+if ! command -v curl >/dev/null; then
+  apt-get install -y -qq curl >/dev/null || { apt-get update -qq && apt-get install -y -qq curl >/dev/null; }
+fi
+
 tour=$(awk '/<!-- curl-tour -->/{found=1; next} found && /^```sh$/{inblock=1; next} inblock && /^```$/{exit} inblock' sim/README.md)
 [ -n "$tour" ] || { echo "curl-tour.sh: no tour found in sim/README.md" >&2; exit 1; }
 out=$(bash -euo pipefail -c "$tour" 2>&1) || { echo "$out"; echo "curl-tour.sh: the tour failed" >&2; exit 1; }
