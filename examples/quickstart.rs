@@ -192,7 +192,7 @@ async fn main() -> Result<(), Box<dyn StdError>> {
         members.lend_assets().member_global_id(member).body(
             mt::LendAssetsRequest::builder()
                 .borrowed_usb_key(lent_lock.clone())
-                .asset_i_ds(vec![lock_id.clone()]),
+                .asset_ids(vec![lock_id.clone()]),
         )
     };
     lend(&dave).await?;

@@ -199,6 +199,7 @@ fn client(
     ops: &[spec::Op],
     enums: &enums::EnumSet,
 ) -> Result<TokenStream, String> {
+    let wire_names = names::wire_names(&spec);
     let stripped = nonce::strip(&mut spec)?;
     if stripped != ops.len() {
         return Err(format!(
@@ -236,6 +237,12 @@ fn client(
     let types = types_module(&mut file)?;
     tagged::apply(types, &tagged)?;
     wire::null_lists(types);
+    let renames = names::field_renames(wire_names.iter().map(String::as_str));
+    if names::apply_field_renames(&mut file.items, &renames) == 0 && !renames.is_empty() {
+        return Err(format!(
+            "field names {renames:?} were to be renamed but typify's output has none of them"
+        ));
+    }
 
     let reexports: Vec<_> = replaced.iter().map(|n| format_ident!("{n}")).collect();
     let builder_glue = ops.iter().map(glue::builder).collect::<Vec<_>>();

@@ -89,6 +89,110 @@ pub fn field_renames<'a>(wire_names: impl IntoIterator<Item = &'a str>) -> Vec<(
     out
 }
 
+/// Every property name of the spec's schemas, at any depth.
+pub fn wire_names(spec: &openapiv3::OpenAPI) -> Vec<String> {
+    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                if let Some(serde_json::Value::Object(props)) = map.get("properties") {
+                    out.extend(props.keys().cloned());
+                }
+                map.values().for_each(|c| walk(c, out));
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|c| walk(c, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(
+        &serde_json::to_value(spec).expect("an OpenAPI document serialises"),
+        &mut out,
+    );
+    out
+}
+
+/// Renames typify's field names to [`rust_field`]'s wherever they differ: the fields,
+/// the builders' fields and setters, and the builders' messages that name them. Returns
+/// how many identifiers it changed.
+pub fn apply_field_renames(items: &mut [syn::Item], renames: &[(String, String)]) -> usize {
+    use syn::visit_mut::VisitMut;
+    struct Renamer<'a> {
+        renames: &'a [(String, String)],
+        changed: usize,
+    }
+    impl VisitMut for Renamer<'_> {
+        fn visit_ident_mut(&mut self, ident: &mut syn::Ident) {
+            if let Some((_, to)) = self.renames.iter().find(|(from, _)| ident == from) {
+                *ident = syn::Ident::new(to, ident.span());
+                self.changed += 1;
+            }
+        }
+        // Macro arguments (`format!("… for asset_i_ds: {e}")`) are tokens, not expressions.
+        fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+            mac.tokens = self.tokens(std::mem::take(&mut mac.tokens));
+        }
+        fn visit_lit_str_mut(&mut self, lit: &mut syn::LitStr) {
+            let value = lit.value();
+            let mut new = value.clone();
+            for (from, to) in self.renames {
+                // Only whole words: "no value supplied for asset_i_ds".
+                new = new
+                    .split_inclusive(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .map(|part| {
+                        let word =
+                            part.trim_end_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
+                        if word == from {
+                            format!("{to}{}", &part[word.len()..])
+                        } else {
+                            part.to_string()
+                        }
+                    })
+                    .collect();
+            }
+            if new != value {
+                *lit = syn::LitStr::new(&new, lit.span());
+            }
+        }
+    }
+    impl Renamer<'_> {
+        fn tokens(&self, tokens: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+            use proc_macro2::{Group, Literal, TokenTree};
+            tokens
+                .into_iter()
+                .map(|t| match t {
+                    TokenTree::Group(g) => {
+                        let mut new = Group::new(g.delimiter(), self.tokens(g.stream()));
+                        new.set_span(g.span());
+                        TokenTree::Group(new)
+                    }
+                    TokenTree::Literal(l) => match syn::parse_str::<syn::LitStr>(&l.to_string()) {
+                        Ok(mut lit) => {
+                            let mut copy = Renamer {
+                                renames: self.renames,
+                                changed: 0,
+                            };
+                            copy.visit_lit_str_mut(&mut lit);
+                            let mut new = Literal::string(&lit.value());
+                            new.set_span(l.span());
+                            TokenTree::Literal(new)
+                        }
+                        Err(_) => TokenTree::Literal(l),
+                    },
+                    other => other,
+                })
+                .collect()
+        }
+    }
+    let mut renamer = Renamer {
+        renames,
+        changed: 0,
+    };
+    for item in items {
+        renamer.visit_item_mut(item);
+    }
+    renamer.changed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +227,27 @@ mod tests {
             field_renames(["assetIDs", "pageNum", "assetIDs"]),
             [("asset_i_ds".to_string(), "asset_ids".to_string())]
         );
+    }
+
+    #[test]
+    fn renames_reach_fields_setters_and_messages() {
+        let mut items: Vec<syn::Item> = vec![
+            syn::parse_quote! { pub struct A { pub asset_i_ds: Vec<String> } },
+            syn::parse_quote! {
+                impl B {
+                    pub fn asset_i_ds<T>(mut self, value: T) -> Self {
+                        self.asset_i_ds = Err("no value supplied for asset_i_ds".to_string());
+                        let _ = format!("error converting supplied value for asset_i_ds: {e}");
+                        self
+                    }
+                }
+            },
+        ];
+        let renames = field_renames(["assetIDs"]);
+        assert_eq!(apply_field_renames(&mut items, &renames), 3);
+        let code = quote::quote!(#(#items)*).to_string();
+        assert!(!code.contains("asset_i_ds"), "{code}");
+        assert!(code.contains("no value supplied for asset_ids"), "{code}");
+        assert!(code.contains("supplied value for asset_ids: {e}"), "{code}");
     }
 }

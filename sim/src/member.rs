@@ -840,7 +840,7 @@ pub(crate) fn lend_assets(sim: &Shared, call: &Call) -> Result<(), Failure> {
     let mut guard = sim.state_mut();
     let state = &mut *guard;
     check_lent_lock(state, member_id, lock_num)?;
-    for id in &req.asset_i_ds {
+    for id in &req.asset_ids {
         check_lendable(state, member_id, lock_num, id)?;
     }
     // One lent lock per employee: `borrowNum` holds one number.
@@ -854,7 +854,7 @@ pub(crate) fn lend_assets(sim: &Shared, call: &Call) -> Result<(), Failure> {
             format!("employee {member_id} already borrows with lent lock {other}"),
         ));
     }
-    record_loan(state, member_id, lock_num, &req.asset_i_ds);
+    record_loan(state, member_id, lock_num, &req.asset_ids);
     Ok(())
 }
 
@@ -865,13 +865,13 @@ fn check_lend_request(req: &m::LendAssetsRequest) -> Result<&str, Failure> {
     if lock_num.is_empty() {
         return Err(empty("borrowedUsbKey must not be empty"));
     }
-    if req.asset_i_ds.is_empty() || req.asset_i_ds.len() > MAX_ASSETS_PER_CALL {
+    if req.asset_ids.is_empty() || req.asset_ids.len() > MAX_ASSETS_PER_CALL {
         return Err(empty(format!(
             "assetIDs must have 1 to {MAX_ASSETS_PER_CALL} asset ids (has {})",
-            req.asset_i_ds.len()
+            req.asset_ids.len()
         )));
     }
-    if req.asset_i_ds.iter().any(|id| id.trim().is_empty()) {
+    if req.asset_ids.iter().any(|id| id.trim().is_empty()) {
         return Err(empty("assetIDs must not contain empty ids"));
     }
     Ok(lock_num)

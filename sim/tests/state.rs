@@ -154,7 +154,7 @@ async fn populated(env: &Env, name: &str) -> Enterprise {
         .body(
             mt::LendAssetsRequest::builder()
                 .borrowed_usb_key(&nums[1])
-                .asset_i_ds(vec![asset_id]),
+                .asset_ids(vec![asset_id]),
         )
         .await
         .expect("lendAssets");

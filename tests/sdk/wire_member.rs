@@ -362,7 +362,7 @@ async fn lend_assets() {
         .body(
             types::LendAssetsRequest::builder()
                 .borrowed_usb_key("8000000009")
-                .asset_i_ds(vec!["A-1".to_string(), "A-2".to_string()]),
+                .asset_ids(vec!["A-1".to_string(), "A-2".to_string()]),
         )
         .await
         .expect("lendAssets succeeds");

@@ -61,7 +61,7 @@ async fn lend(env: &Env, member: &str, lock: &str, asset_ids: &[&str]) -> Result
         .body(
             mt::LendAssetsRequest::builder()
                 .borrowed_usb_key(lock)
-                .asset_i_ds(asset_ids.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
+                .asset_ids(asset_ids.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
         )
         .await
 }

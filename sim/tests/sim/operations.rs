@@ -581,7 +581,7 @@ async fn lend_one_asset(env: &Env, ent: &Enterprise, lock: &str) -> (String, Str
         .body(
             mt::LendAssetsRequest::builder()
                 .borrowed_usb_key(lock)
-                .asset_i_ds(vec![asset_id.clone()]),
+                .asset_ids(vec![asset_id.clone()]),
         )
         .await
         .unwrap();
@@ -848,7 +848,7 @@ async fn assets_are_assigned_and_lent() {
         .body(
             mt::LendAssetsRequest::builder()
                 .borrowed_usb_key(nums[0].clone())
-                .asset_i_ds(vec![asset_id]),
+                .asset_ids(vec![asset_id]),
         )
         .await
         .unwrap();
