@@ -2,7 +2,8 @@
 //! while clients change its state: after each restart the state holds every change that
 //! was acknowledged, and of the changes in flight at most what they would have done. Also:
 //! a damaged state file or log stops the start, naming the file, and is left as it was;
-//! a torn last record is ignored.
+//! a torn last record is ignored. And the start-up guard of the admin API: a non-loopback
+//! address needs `--admin-token` or `--admin-open`.
 //!
 //! `cargo test -p licensing-sim --release --test crash -- --measure` instead measures the
 //! cost of a mutating call at 1,000 and at 100,000 employees, with and without a state
@@ -41,7 +42,8 @@ fn main() {
     runtime.block_on(kill_at_random_moments());
     damaged_files_stop_the_start();
     runtime.block_on(a_torn_last_record_is_ignored());
-    println!("3 passed, 0 failed");
+    an_open_admin_api_needs_loopback_or_a_flag();
+    println!("4 passed, 0 failed");
 }
 
 /// xorshift64*: the same moments and operations on every run.
@@ -678,5 +680,47 @@ async fn measure() {
             },
         );
         std::fs::remove_dir_all(dir).unwrap();
+    }
+}
+
+/// Listening where other machines may connect, the admin API (which can reset and import
+/// the state) needs a token, or `--admin-open` to be served open on purpose.
+fn an_open_admin_api_needs_loopback_or_a_flag() {
+    let run = |extra: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_licensing-sim"));
+        command
+            .args(["--addr", "0.0.0.0:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().expect("licensing-sim starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        (line, status, stderr)
+    };
+    let (line, status, stderr) = run(&[]);
+    assert!(line.is_empty(), "started: {line}");
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--admin-token") && stderr.contains("--admin-open"),
+        "{stderr}"
+    );
+    for flags in [&["--admin-token", "a-secret"][..], &["--admin-open"]] {
+        let (line, _, stderr) = run(flags);
+        assert!(
+            line.starts_with("listening on http://0.0.0.0:"),
+            "{flags:?}: {line} {stderr}"
+        );
     }
 }
