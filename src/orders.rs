@@ -1,10 +1,18 @@
-//! What every order of a batch has, whatever its `orderType`.
+//! Batch orders: constructors for the three order types and what every order has,
+//! whatever its `orderType`.
 //!
 //! [`LicenseOrder`](crate::order::types::LicenseOrder) is generated as one variant per
 //! order type (`spec/order.yaml`'s discriminated `oneOf`), each with the fields the
-//! documents give it. The fields all three share are read here without a `match`.
+//! documents give it: a `new_buy` cannot be built without its required fields, and a
+//! revocation needs none that it does not carry.
 
-use crate::{LicenseType, OrderType, order::types::LicenseOrder};
+use crate::{
+    LicenseType, OrderType,
+    order::types::{
+        DeleteAssetOrder, DeleteProductOrder, LicenseOrder, RevokedAsset, RevokedProductAsset,
+        builder,
+    },
+};
 
 macro_rules! shared {
     ($self:ident, $order:ident => $e:expr) => {
@@ -17,6 +25,105 @@ macro_rules! shared {
 }
 
 impl LicenseOrder {
+    /// A `new_buy` order: the builder of [`NewBuyOrder`](crate::order::types::NewBuyOrder),
+    /// whose `try_into()` names the first required field left unset.
+    pub fn new_buy() -> builder::NewBuyOrder {
+        builder::NewBuyOrder::default()
+    }
+
+    /// A `delete_asset` order: revokes `asset_nos` from the customer, with only the fields
+    /// that identify the order. Set `src_license_order_id` on the result to scope the
+    /// revocation to one order (required for cloud license types).
+    ///
+    /// ```
+    /// use licensing_sdk::{LicenseType, order::types::LicenseOrder};
+    ///
+    /// let order = LicenseOrder::delete_asset(
+    ///     2,
+    ///     "C100001",
+    ///     "EG-7f3a",
+    ///     LicenseType::NormalRecoverUsbkey,
+    ///     vec!["8000000001".to_string()],
+    /// );
+    /// let json = serde_json::to_value(&order).unwrap();
+    /// assert_eq!(json["orderType"], "delete_asset");
+    /// assert_eq!(json["assets"][0], serde_json::json!({"assetNos": ["8000000001"]}));
+    /// assert!(json.get("adminEmail").is_none());
+    /// ```
+    pub fn delete_asset(
+        sequence: i32,
+        customer_id: impl Into<String>,
+        enterprise_global_id: impl Into<String>,
+        license_type: LicenseType,
+        asset_nos: Vec<String>,
+    ) -> Self {
+        Self::DeleteAsset(DeleteAssetOrder {
+            sequence,
+            customer_id: customer_id.into(),
+            enterprise_global_id: enterprise_global_id.into(),
+            license_type,
+            assets: vec![RevokedAsset { asset_nos }],
+            address: None,
+            admin_account: None,
+            admin_cell_number: None,
+            admin_email: None,
+            admin_name: None,
+            branch_code: None,
+            branch_name: None,
+            channel_customer_id: None,
+            crm_customer_id: None,
+            customer_name: None,
+            customer_type: None,
+            password_mobile: None,
+            src_license_order_id: None,
+        })
+    }
+
+    /// A `delete_product` order: revokes the products of each entry (the six documented
+    /// fields, [`RevokedProduct`](crate::order::types::RevokedProduct)) from its assets,
+    /// with only the fields that identify the order.
+    pub fn delete_product(
+        sequence: i32,
+        customer_id: impl Into<String>,
+        enterprise_global_id: impl Into<String>,
+        license_type: LicenseType,
+        entries: Vec<RevokedProductAsset>,
+    ) -> Self {
+        Self::DeleteProduct(DeleteProductOrder {
+            sequence,
+            customer_id: customer_id.into(),
+            enterprise_global_id: enterprise_global_id.into(),
+            license_type,
+            assets: entries,
+            address: None,
+            admin_account: None,
+            admin_cell_number: None,
+            admin_email: None,
+            admin_name: None,
+            branch_code: None,
+            branch_name: None,
+            channel_customer_id: None,
+            crm_customer_id: None,
+            customer_name: None,
+            customer_type: None,
+            password_mobile: None,
+            src_license_order_id: None,
+        })
+    }
+
+    /// Scopes a revocation (or marks a transfer) to one license order:
+    /// `srcLicenseOrderId`, which cloud license types require.
+    #[must_use]
+    pub fn with_src_license_order_id(mut self, id: impl Into<String>) -> Self {
+        let id = Some(id.into());
+        match &mut self {
+            Self::NewBuy(o) => o.src_license_order_id = id,
+            Self::DeleteAsset(o) => o.src_license_order_id = id,
+            Self::DeleteProduct(o) => o.src_license_order_id = id,
+        }
+        self
+    }
+
     /// The order's `orderType`.
     pub fn order_type(&self) -> OrderType {
         match self {
