@@ -33,7 +33,7 @@ pub mod runtime;
 pub mod transport;
 pub mod validate;
 
-pub use auth::{StaticToken, TokenProvider};
+pub use auth::{CachedToken, StaticToken, TokenProvider};
 pub use config::{
     ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT,
     MemberService, OrderService,

@@ -22,7 +22,7 @@ use tracing::Instrument as _;
 
 use crate::{
     ApiError, Error, ErrorCode, ValidationError,
-    auth::TokenProvider,
+    auth::{SecretString, TokenProvider},
     retry::{RetryPolicy, Verdict},
 };
 
@@ -184,22 +184,28 @@ impl Runtime {
                 *request.timeout_mut() = Some(timeout);
             }
         });
-        let headers = match &self.auth {
-            Auth::Order { application } => vec![(AUTHORIZATION, bearer(application).await?)],
+        let (headers, sent) = match &self.auth {
+            Auth::Order { application } => {
+                let token = application.token().await.map_err(|e| e.to_string())?;
+                let bearer = sensitive(&format!("Bearer {}", token.expose_secret()))?;
+                (vec![(AUTHORIZATION, bearer)], [Some(token), None])
+            }
             Auth::Member { client, user } => {
                 let client = client.token().await.map_err(|e| e.to_string())?;
                 let user = user.token().await.map_err(|e| e.to_string())?;
-                vec![
+                let headers = vec![
                     (
                         AUTHORIZATION,
                         sensitive(&format!("Bearer {}", client.expose_secret()))?,
                     ),
                     (CLIENT_TOKEN, sensitive(client.expose_secret())?),
                     (USER_TOKEN, sensitive(user.expose_secret())?),
-                ]
+                ];
+                (headers, [Some(client), Some(user)])
             }
         };
         request.headers_mut().extend(headers);
+        let _ = ATTEMPT.try_with(|a| *a.sent.lock().unwrap_or_else(PoisonError::into_inner) = sent);
         // The order document requires `Content-Type: application/json` on every endpoint,
         // bodiless ones included; the member center only where there is a body.
         if matches!(self.auth, Auth::Order { .. }) {
@@ -216,9 +222,23 @@ impl Runtime {
     }
 }
 
-async fn bearer(provider: &Arc<dyn TokenProvider>) -> Result<HeaderValue, String> {
-    let token = provider.token().await.map_err(|e| e.to_string())?;
-    sensitive(&format!("Bearer {}", token.expose_secret()))
+impl Runtime {
+    /// Tells the provider of a token the platform refused (`60000`: the application or
+    /// client token, `60005`: the user token) which one it was; whether it may supply
+    /// another.
+    fn invalidate_refused(&self, error: &Error, sent: &Sent) -> bool {
+        let (provider, token) = match (&self.auth, error.code()) {
+            (
+                Auth::Order { application: p } | Auth::Member { client: p, .. },
+                Some(ErrorCode::ApplicationTokenInvalid),
+            ) => (p, &sent[0]),
+            (Auth::Member { user, .. }, Some(ErrorCode::UserTokenInvalid)) => (user, &sent[1]),
+            _ => return false,
+        };
+        token
+            .as_ref()
+            .is_some_and(|token| provider.invalidate(token))
+    }
 }
 
 /// Sensitive values are left out of `Debug` output by `http` and of HTTP/2 header tables.
@@ -306,7 +326,12 @@ struct Attempt {
     status: AtomicU16,
     /// Where a custom client's redirect led, if it followed one.
     redirected: std::sync::Mutex<Option<String>>,
+    /// The tokens the pre hook sent.
+    sent: std::sync::Mutex<Sent>,
 }
+
+/// The tokens an attempt sent: the application or client token, and the user token.
+type Sent = [Option<SecretString>; 2];
 
 impl Attempt {
     fn set_redirected(&self, to: String) {
@@ -439,11 +464,25 @@ where
     let attempts = AtomicU32::new(0);
     let attempts_made = &attempts;
     let work = async move {
+        let mut reauthenticated = false;
         loop {
             let attempt = attempts_made.fetch_add(1, Ordering::Relaxed) + 1;
-            let (result, verdict, status) =
+            let (result, verdict, status, sent) =
                 one_attempt::<B, R, F, Fut>(op, &builder, &send, timeout_override, timeout).await;
-            let mut delay = retry.delay(verdict, op.idempotent, attempt, started.elapsed());
+            // A refused token (an expired one, most often) means the request was not
+            // applied: if its provider has another, the call is repeated at once with it,
+            // whatever the operation and the policy. Once only, so a provider that keeps
+            // supplying refused tokens cannot loop; outside the policy's count of attempts.
+            if !reauthenticated
+                && let Err(error) = &result
+                && runtime.invalidate_refused(error, &sent)
+            {
+                reauthenticated = true;
+                attempt_event(op, attempt, status, &result, Some(Duration::ZERO));
+                continue;
+            }
+            let counted = attempt - u32::from(reauthenticated);
+            let mut delay = retry.delay(verdict, op.idempotent, counted, started.elapsed());
             // A wait that would end past the deadline is not started: the last error says
             // more than "deadline exceeded".
             if let (Some(d), Some(deadline)) = (delay, deadline)
@@ -480,15 +519,15 @@ where
     }
 }
 
-/// Sends one attempt with its own [`Attempt`] state: its result, what it allows, and the
-/// HTTP status it got (0 if none).
+/// Sends one attempt with its own [`Attempt`] state: its result, what it allows, the HTTP
+/// status it got (0 if none) and the tokens it sent.
 async fn one_attempt<B, R, F, Fut>(
     op: &'static Operation,
     builder: &B,
     send: &F,
     timeout_override: Option<Duration>,
     timeout: Option<Duration>,
-) -> (Result<R::Data, Error>, Verdict, u16)
+) -> (Result<R::Data, Error>, Verdict, u16, Sent)
 where
     B: Clone,
     R: Envelope,
@@ -499,8 +538,9 @@ where
         timeout_override,
         status: AtomicU16::new(0),
         redirected: std::sync::Mutex::new(None),
+        sent: std::sync::Mutex::default(),
     };
-    let (raw, status, redirected) = ATTEMPT
+    let (raw, status, redirected, sent) = ATTEMPT
         .scope(state, async {
             let raw = send(builder.clone()).await;
             ATTEMPT.with(|a| {
@@ -509,7 +549,9 @@ where
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .take();
-                (raw, a.status.load(Ordering::Relaxed), redirected)
+                let sent =
+                    std::mem::take(&mut *a.sent.lock().unwrap_or_else(PoisonError::into_inner));
+                (raw, a.status.load(Ordering::Relaxed), redirected, sent)
             })
         })
         .await;
@@ -524,7 +566,7 @@ where
         ),
         None => settle::<R>(op, raw, status, timeout).await,
     };
-    (result, verdict, status)
+    (result, verdict, status, sent)
 }
 
 fn outcome<T>(result: &Result<T, Error>) -> String {

@@ -15,6 +15,7 @@ mod schemas;
 mod secrets;
 mod surface;
 mod tls;
+mod token_cache;
 mod tolerance;
 mod transport;
 mod validation;
