@@ -84,6 +84,16 @@ impl EnumSet {
             .collect()
     }
 
+    /// The `ErrorCode` variant name and description of a documented code.
+    pub fn error_code(&self, code: &str) -> Option<(&str, &str)> {
+        self.enums
+            .get("ErrorCode")?
+            .values
+            .iter()
+            .find(|(v, _, _)| v == code)
+            .map(|(_, n, d)| (n.as_str(), d.as_str()))
+    }
+
     pub fn generate(&self) -> TokenStream {
         let items = self.enums.iter().map(|(name, def)| def.generate(name));
         quote! { #(#items)* }

@@ -16,6 +16,7 @@ pub mod enums;
 pub mod glue;
 pub mod names;
 pub mod nonce;
+pub mod op_errors;
 pub mod reply_constraints;
 pub mod spec;
 pub mod table;
@@ -257,8 +258,10 @@ fn client(
         },
         builder_glue,
     )?;
+    let errors = op_errors::module(ops, enums)?;
     Ok(quote! {
         #file
         #(#envelopes)*
+        #errors
     })
 }

@@ -707,3 +707,59 @@ async fn undocumented_http_status_is_unexpected() {
     // (queryEnterprise: 3 attempts); a 404 is final; lendAssets cannot be repeated.
     assert_eq!(received(&server).await.len(), 3 + 1 + 1);
 }
+
+/// Each operation's error-code enum holds exactly its documented codes, and `of` reads an
+/// error of that operation only.
+#[tokio::test]
+async fn per_operation_error_codes() {
+    use licensing_sdk::{
+        member::errors::{AddMembersErrorCode, DeleteMemberErrorCode},
+        order::errors::AllocateShellNumsErrorCode,
+    };
+    let sim = licensing_sim::Simulator::start().await.unwrap();
+    let members = member::Client::builder(&sim.url())
+        .client_token(licensing_sim::DEFAULT_CLIENT_TOKEN)
+        .user_token(licensing_sim::DEFAULT_USER_TOKEN)
+        .retry(RetryPolicy::Never)
+        .build()
+        .unwrap();
+    let member: member::types::NewMember = member::types::NewMember::builder()
+        .user_name("alice")
+        .password("Secret-123")
+        .name("Alice")
+        .try_into()
+        .unwrap();
+    let e = members
+        .add_members()
+        .enterprise_global_id("EG-none")
+        .body(member::types::AddMembersRequest::builder().user_list(vec![member]))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        AddMembersErrorCode::of(&e),
+        Some(AddMembersErrorCode::EnterpriseSuffixEmpty)
+    );
+    assert_eq!(AddMembersErrorCode::of(&e).unwrap().as_str(), "40006");
+    assert_eq!(
+        DeleteMemberErrorCode::of(&e),
+        None,
+        "another operation's error"
+    );
+    assert_eq!(
+        AddMembersErrorCode::from(&ErrorCode::from("12345")),
+        AddMembersErrorCode::Other(ErrorCode::from("12345"))
+    );
+    // Codes documented for another operation only are `Other` here.
+    assert!(matches!(
+        AllocateShellNumsErrorCode::from(&ErrorCode::TrialMemberLimit),
+        AllocateShellNumsErrorCode::Other(_)
+    ));
+    // Every documented code of every operation maps to its own variant.
+    for op in operations::ALL {
+        for code in op.error_codes {
+            let code = ErrorCode::from(*code);
+            assert!(code.is_known(), "{}: {code}", op.id);
+        }
+    }
+    sim.shutdown().await.unwrap();
+}
