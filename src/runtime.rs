@@ -249,6 +249,45 @@ fn sensitive(value: &str) -> Result<HeaderValue, String> {
     Ok(v)
 }
 
+/// What an optional field's builder setter takes: the value itself (`"note"`, `7`, a
+/// generated type), `Some(value)`, or `None`. For a string with rules (a length, a
+/// pattern) the rule is checked when the builder is converted, and a broken one is reported
+/// with the field's name.
+pub trait IntoOptional<T> {
+    /// The field's value, or why it breaks the field's rule.
+    fn into_optional(self) -> Result<Option<T>, String>;
+}
+
+impl<T> IntoOptional<T> for T {
+    fn into_optional(self) -> Result<Option<T>, String> {
+        Ok(Some(self))
+    }
+}
+
+impl<T> IntoOptional<T> for Option<T> {
+    fn into_optional(self) -> Result<Option<T>, String> {
+        Ok(self)
+    }
+}
+
+impl IntoOptional<String> for &str {
+    fn into_optional(self) -> Result<Option<String>, String> {
+        Ok(Some(self.to_string()))
+    }
+}
+
+impl IntoOptional<String> for &String {
+    fn into_optional(self) -> Result<Option<String>, String> {
+        Ok(Some(self.clone()))
+    }
+}
+
+impl IntoOptional<String> for Option<&str> {
+    fn into_optional(self) -> Result<Option<String>, String> {
+        Ok(self.map(str::to_string))
+    }
+}
+
 /// Reads an optional list, taking JSON `null` as absent (empty). The generated types use
 /// it on every optional list (`codegen::wire`).
 #[doc(hidden)]

@@ -18,6 +18,7 @@ pub mod names;
 pub mod nonce;
 pub mod op_errors;
 pub mod reply_constraints;
+pub mod setters;
 pub mod spec;
 pub mod table;
 pub mod tagged;
@@ -238,6 +239,26 @@ fn client(
     let types = types_module(&mut file)?;
     tagged::apply(types, &tagged)?;
     wire::null_lists(types);
+    let newtypes = setters::string_newtypes(types);
+    let builder = file
+        .items
+        .iter_mut()
+        .find_map(|item| match item {
+            syn::Item::Mod(m) if m.ident == "types" => m.content.as_mut().map(|(_, i)| i),
+            _ => None,
+        })
+        .and_then(|types| {
+            types.iter_mut().find_map(|item| match item {
+                syn::Item::Mod(m) if m.ident == "builder" => m.content.as_mut().map(|(_, i)| i),
+                _ => None,
+            })
+        })
+        .ok_or_else(|| "progenitor's output has no `types::builder` module".to_string())?;
+    let (newtype_impls, changed) = setters::apply(builder, &newtypes);
+    if changed == 0 {
+        return Err("no optional setter found in typify's builders".to_string());
+    }
+    types_module(&mut file)?.push(syn::Item::Verbatim(newtype_impls));
     let renames = names::field_renames(wire_names.iter().map(String::as_str));
     if names::apply_field_renames(&mut file.items, &renames) == 0 && !renames.is_empty() {
         return Err(format!(

@@ -457,3 +457,35 @@ async fn cloud_order_with_src_license_order_id_is_sent() {
         .expect("sent");
     server.verify().await;
 }
+
+/// Optional fields take the plain value, `Some` or `None`, as required ones do; a value
+/// that breaks its rule is a `Validation` error naming the field and the rule.
+#[tokio::test]
+async fn optional_setters_take_plain_values() {
+    let plain: mt::NewMember = new_member("carol")
+        .remark("design team")
+        .password_mobile("13900000000")
+        .department_id(7)
+        .try_into()
+        .expect("plain values");
+    assert_eq!(
+        plain.remark.as_deref().map(|r| r.as_str()),
+        Some("design team")
+    );
+    assert_eq!(plain.password_mobile.as_deref(), Some("13900000000"));
+    assert_eq!(plain.department_id, Some(7));
+    let owned: mt::NewMember = new_member("dan")
+        .remark(String::from("owned"))
+        .password_mobile(None::<String>)
+        .remark(None)
+        .try_into()
+        .expect("None clears");
+    assert!(owned.remark.is_none() && owned.password_mobile.is_none());
+
+    let server = silent_server().await;
+    let client = member_client(&server.uri());
+    let e = validation(edit(&client, edit_body("erin", "Erin").remark("r".repeat(201))).await);
+    assert_names(&e, &["remark"], &["200"]);
+    assert!(!e.rule.contains("error converting"), "{}", e.rule);
+    server.verify().await;
+}
