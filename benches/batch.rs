@@ -67,9 +67,7 @@ fn product(crm: &str, parent: &str) -> o::Product {
                 .feature_value("10")
                 .feature_value_type("int")
                 .trial(Trial::NotTrial)
-                .trial_end_date(chrono::NaiveDate::from_ymd_opt(2027, 12, 31).unwrap())
-                .try_into()
-                .unwrap(),
+                .trial_end_date(chrono::NaiveDate::from_ymd_opt(2027, 12, 31).unwrap()),
         ])
         .try_into()
         .unwrap()
@@ -127,9 +125,7 @@ fn request(
                     o::Asset::builder()
                         .asset_nos(vec![num.clone()])
                         .products(vec![product(&format!("{a}-P"), &a)])
-                        .merchandises(vec![outer])
-                        .try_into()
-                        .unwrap(),
+                        .merchandises(vec![outer]),
                 ])
                 .try_into()
                 .unwrap();

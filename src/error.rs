@@ -231,13 +231,11 @@ impl ValidationError {
         if let Some((field, rule)) = split("`", "` ") {
             return Self::new(field, rule);
         }
-        if let Some((field, rule)) = split("error converting supplied value for ", ": ") {
-            // typify's message for a zero given where `minimum: 1` made the type NonZero.
-            let rule = match rule {
-                "out of range integral type conversion attempted" => "must be at least 1",
-                rule => rule,
-            };
-            return Self::new(field, rule);
+        if message.starts_with("error converting supplied value for ")
+            || message.starts_with("no value supplied for ")
+        {
+            let (path, rule) = nested(message);
+            return Self::new(path, rule);
         }
         // progenitor: "conversion to `<type>` for <field> failed"
         if let Some((ty, rest)) = split("conversion to `", "` for ")
@@ -255,10 +253,60 @@ impl ValidationError {
         if let Some(field) = message.strip_suffix(" was not initialized") {
             return Self::new(field, "is required");
         }
-        if let Some(field) = message.strip_prefix("no value supplied for ") {
-            return Self::new(field, "is required");
-        }
         Self::new("request", message)
+    }
+}
+
+/// The path and rule of a builder's message, through nested builders:
+/// `error converting supplied value for assets: [1] error converting supplied value for
+/// products: [0] no value supplied for product_uri` is `assets[1].products[0].productUri`,
+/// "is required". Fields are spelled as on the wire (`productUri`).
+fn nested(message: &str) -> (String, String) {
+    let mut path = String::new();
+    let mut rest = message;
+    loop {
+        if let Some(field) = rest.strip_prefix("no value supplied for ") {
+            push(&mut path, field);
+            return (path, "is required".to_string());
+        }
+        let Some((field, inner)) = rest
+            .strip_prefix("error converting supplied value for ")
+            .and_then(|r| r.split_once(": "))
+        else {
+            // typify's message for a zero given where `minimum: 1` made the type NonZero.
+            let rule = match rest {
+                "out of range integral type conversion attempted" => "must be at least 1",
+                rule => rule,
+            };
+            return (path, rule.to_string());
+        };
+        push(&mut path, field);
+        rest = inner;
+        while let Some(index) = rest
+            .strip_prefix('[')
+            .and_then(|r| r.split_once("] "))
+            .filter(|(i, _)| i.parse::<usize>().is_ok())
+        {
+            path.push_str(&format!("[{}]", index.0));
+            rest = index.1;
+        }
+    }
+}
+
+fn push(path: &mut String, snake: &str) {
+    if !path.is_empty() {
+        path.push('.');
+    }
+    let mut upper = false;
+    for c in snake.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            path.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            path.push(c);
+        }
     }
 }
 
@@ -289,10 +337,16 @@ mod tests {
                 "enterprise_global_id",
                 "is required",
             ),
+            // Builder fields are named as on the wire, through nested builders.
             (
                 "no value supplied for channel_code",
-                "channel_code",
+                "channelCode",
                 "is required",
+            ),
+            (
+                "error converting supplied value for user_list: [1] error converting supplied value for user_name: doesn't match pattern",
+                "userList[1].userName",
+                "doesn't match pattern",
             ),
             (
                 "conversion to `EditMemberRequest` for body failed: error converting supplied value for name: longer than 30 characters",

@@ -288,6 +288,19 @@ impl IntoOptional<String> for Option<&str> {
     }
 }
 
+/// What a list field's builder setter takes: the items, or their builders (converted with
+/// the outer builder; the first that breaks a rule is reported with its index and field).
+pub trait IntoItems<T> {
+    /// The items, or the first one's broken rule, prefixed with its index (`[1] …`).
+    fn into_items(self) -> Result<Vec<T>, String>;
+}
+
+impl<T> IntoItems<T> for Vec<T> {
+    fn into_items(self) -> Result<Vec<T>, String> {
+        Ok(self)
+    }
+}
+
 /// Reads an optional list, taking JSON `null` as absent (empty). The generated types use
 /// it on every optional list (`codegen::wire`).
 #[doc(hidden)]

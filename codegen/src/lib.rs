@@ -258,6 +258,8 @@ fn client(
     if changed == 0 {
         return Err("no optional setter found in typify's builders".to_string());
     }
+    let (list_impls, _) = setters::lists(builder);
+    builder.push(syn::Item::Verbatim(list_impls));
     types_module(&mut file)?.push(syn::Item::Verbatim(newtype_impls));
     let renames = names::field_renames(wire_names.iter().map(String::as_str));
     if names::apply_field_renames(&mut file.items, &renames) == 0 && !renames.is_empty() {

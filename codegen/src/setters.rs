@@ -12,6 +12,61 @@ use std::collections::BTreeSet;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 
+/// Lets a list setter whose items have a builder take a `Vec` of those builders too:
+/// each is converted when the outer builder is, and the first that fails is reported with
+/// its index (`[1] …`), so the message carries the whole path down to the field. Returns
+/// the impls to add to the `builder` module and how many setters it changed.
+pub fn lists(builder: &mut [syn::Item]) -> (TokenStream, usize) {
+    let builders: BTreeSet<String> = builder
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Struct(s) => Some(s.ident.to_string()),
+            _ => None,
+        })
+        .collect();
+    let mut changed = 0;
+    let mut items = BTreeSet::new();
+    for item in builder.iter_mut() {
+        let syn::Item::Impl(imp) = item else { continue };
+        for item in &mut imp.items {
+            let syn::ImplItem::Fn(f) = item else { continue };
+            let Some(inner) = wrapped_target(f, "Vec") else {
+                continue;
+            };
+            let Some(name) = newtype_name(&inner.to_string()).filter(|n| builders.contains(n))
+            else {
+                continue;
+            };
+            let ty: syn::Type = syn::parse2(inner).expect("a type");
+            let Some(where_clause) = &mut f.sig.generics.where_clause else {
+                continue;
+            };
+            where_clause.predicates = syn::parse_quote! {
+                T: crate::runtime::IntoItems<#ty>
+            };
+            let body = f.block.to_token_stream().to_string();
+            let body = body.replace(". try_into ()", ". into_items ()");
+            f.block = syn::parse_str(&body).expect("the setter body parses");
+            items.insert(name);
+            changed += 1;
+        }
+    }
+    let impls = items.iter().map(|name| {
+        let ty = quote::format_ident!("{name}");
+        quote! {
+            impl crate::runtime::IntoItems<super::#ty> for ::std::vec::Vec<#ty> {
+                fn into_items(self) -> ::std::result::Result<::std::vec::Vec<super::#ty>, ::std::string::String> {
+                    self.into_iter()
+                        .enumerate()
+                        .map(|(i, b)| super::#ty::try_from(b).map_err(|e| format!("[{i}] {e}")))
+                        .collect()
+                }
+            }
+        }
+    });
+    (quote!(#(#impls)*), changed)
+}
+
 /// Rewrites every optional setter of the `builder` module; returns the impls to add to
 /// the `types` module (for the string newtypes those setters take) and how many setters
 /// it changed.
@@ -66,6 +121,11 @@ pub fn apply(
 
 /// `T` of a setter bound by `T: TryInto<Option<T>>`.
 fn optional_target(f: &syn::ImplItemFn) -> Option<TokenStream> {
+    wrapped_target(f, "Option")
+}
+
+/// `T` of a setter bound by `T: TryInto<W<T>>`.
+fn wrapped_target(f: &syn::ImplItemFn, wrapper: &str) -> Option<TokenStream> {
     let where_clause = f.sig.generics.where_clause.as_ref()?;
     for predicate in &where_clause.predicates {
         let syn::WherePredicate::Type(p) = predicate else {
@@ -87,7 +147,7 @@ fn optional_target(f: &syn::ImplItemFn) -> Option<TokenStream> {
                 continue;
             };
             let seg = option.path.segments.last()?;
-            if seg.ident != "Option" {
+            if seg.ident != wrapper {
                 continue;
             }
             let syn::PathArguments::AngleBracketed(inner) = &seg.arguments else {
@@ -127,6 +187,42 @@ pub fn string_newtypes(types: &[syn::Item]) -> BTreeSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn list_setters_take_builders() {
+        let mut builder: Vec<syn::Item> = vec![
+            syn::parse_quote! { pub struct Product { a: Result<String, String> } },
+            syn::parse_quote! {
+                impl Asset {
+                    pub fn products<T>(mut self, value: T) -> Self
+                    where
+                        T: ::std::convert::TryInto<::std::vec::Vec<super::Product>>,
+                        T::Error: ::std::fmt::Display,
+                    {
+                        self.products = value.try_into().map_err(|e| format!("{e}"));
+                        self
+                    }
+                    pub fn names<T>(mut self, value: T) -> Self
+                    where
+                        T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                        T::Error: ::std::fmt::Display,
+                    {
+                        self.names = value.try_into().map_err(|e| format!("{e}"));
+                        self
+                    }
+                }
+            },
+        ];
+        let (impls, changed) = lists(&mut builder);
+        assert_eq!(changed, 1, "only lists of types with builders");
+        let code = quote!(#(#builder)*).to_string();
+        assert!(code.contains("IntoItems < super :: Product >"), "{code}");
+        let impls = impls.to_string();
+        assert!(
+            impls.contains("IntoItems < super :: Product > for :: std :: vec :: Vec < Product >"),
+            "{impls}"
+        );
+    }
 
     #[test]
     fn optional_setters_take_plain_values() {

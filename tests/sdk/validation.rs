@@ -489,3 +489,63 @@ async fn optional_setters_take_plain_values() {
     assert!(!e.rule.contains("error converting"), "{}", e.rule);
     server.verify().await;
 }
+
+/// Builders are accepted where a list takes a generated type; one conversion at the top
+/// reports the first invalid nested field with its path.
+#[tokio::test]
+async fn nested_builders_report_the_path_of_the_first_invalid_field() {
+    let server = silent_server().await;
+    let client = member_client(&server.uri());
+    let e = validation(
+        client
+            .add_members()
+            .enterprise_global_id("EG-7f3a")
+            .body(mt::AddMembersRequest::builder().user_list(vec![
+                new_member("alice"),
+                new_member("bob smith"),
+                new_member("carol"),
+            ]))
+            .await,
+    );
+    assert!(e.field.starts_with("userList[1].userName"), "{e:?}");
+    assert!(
+        e.rule.contains("pattern") || e.rule.contains("match"),
+        "{e:?}"
+    );
+    server.verify().await;
+
+    let base = example_order();
+    let product = |uri: Option<&str>| {
+        let p = base.assets[0].products[0].clone();
+        let b = ot::Product::builder()
+            .crm_product_id(p.crm_product_id)
+            .parent_crm_product_id(p.parent_crm_product_id)
+            .product_name(p.product_name)
+            .product_type(p.product_type)
+            .limit_concurrent(p.limit_concurrent)
+            .limit_time_duration(p.limit_time_duration)
+            .trial(p.trial)
+            .trial_end_date(p.trial_end_date)
+            .time_unit(p.time_unit)
+            .time_unit_quantity(p.time_unit_quantity)
+            .time_duration_expression(p.time_duration_expression)
+            .product_features(p.product_features);
+        match uri {
+            Some(uri) => b.product_uri(uri),
+            None => b,
+        }
+    };
+    let order: Result<ot::NewBuyOrder, _> = ot::builder::NewBuyOrder::from(base.clone())
+        .assets(vec![
+            ot::Asset::builder()
+                .asset_nos(vec!["8000000001".to_string()])
+                .products(vec![product(Some("cad")), product(None)]),
+        ])
+        .try_into();
+    let e = Error::from(order.expect_err("the second product has no productUri"));
+    let Error::Validation(e) = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(e.field, "assets[0].products[1].productUri", "{e:?}");
+    assert_eq!(e.rule, "is required");
+}
