@@ -24,6 +24,33 @@ macro_rules! shared {
     };
 }
 
+/// A delete order of type `$ty` with only its identifying fields; the order fields it
+/// may carry besides are left out.
+macro_rules! identified {
+    ($ty:ident, $sequence:expr, $customer:expr, $enterprise:expr, $license:expr, $assets:expr) => {
+        $ty {
+            sequence: $sequence,
+            customer_id: $customer.into(),
+            enterprise_global_id: $enterprise.into(),
+            license_type: $license,
+            assets: $assets,
+            address: None,
+            admin_account: None,
+            admin_cell_number: None,
+            admin_email: None,
+            admin_name: None,
+            branch_code: None,
+            branch_name: None,
+            channel_customer_id: None,
+            crm_customer_id: None,
+            customer_name: None,
+            customer_type: None,
+            password_mobile: None,
+            src_license_order_id: None,
+        }
+    };
+}
+
 impl LicenseOrder {
     /// A `new_buy` order: the builder of [`NewBuyOrder`](crate::order::types::NewBuyOrder),
     /// whose `try_into()` names the first required field left unset.
@@ -57,26 +84,14 @@ impl LicenseOrder {
         license_type: LicenseType,
         asset_nos: Vec<String>,
     ) -> Self {
-        Self::DeleteAsset(DeleteAssetOrder {
+        Self::DeleteAsset(identified!(
+            DeleteAssetOrder,
             sequence,
-            customer_id: customer_id.into(),
-            enterprise_global_id: enterprise_global_id.into(),
+            customer_id,
+            enterprise_global_id,
             license_type,
-            assets: vec![RevokedAsset { asset_nos }],
-            address: None,
-            admin_account: None,
-            admin_cell_number: None,
-            admin_email: None,
-            admin_name: None,
-            branch_code: None,
-            branch_name: None,
-            channel_customer_id: None,
-            crm_customer_id: None,
-            customer_name: None,
-            customer_type: None,
-            password_mobile: None,
-            src_license_order_id: None,
-        })
+            vec![RevokedAsset { asset_nos }]
+        ))
     }
 
     /// A `delete_product` order: revokes the products of each entry (the six documented
@@ -89,26 +104,14 @@ impl LicenseOrder {
         license_type: LicenseType,
         entries: Vec<RevokedProductAsset>,
     ) -> Self {
-        Self::DeleteProduct(DeleteProductOrder {
+        Self::DeleteProduct(identified!(
+            DeleteProductOrder,
             sequence,
-            customer_id: customer_id.into(),
-            enterprise_global_id: enterprise_global_id.into(),
+            customer_id,
+            enterprise_global_id,
             license_type,
-            assets: entries,
-            address: None,
-            admin_account: None,
-            admin_cell_number: None,
-            admin_email: None,
-            admin_name: None,
-            branch_code: None,
-            branch_name: None,
-            channel_customer_id: None,
-            crm_customer_id: None,
-            customer_name: None,
-            customer_type: None,
-            password_mobile: None,
-            src_license_order_id: None,
-        })
+            entries
+        ))
     }
 
     /// Scopes a revocation (or marks a transfer) to one license order:
