@@ -248,10 +248,10 @@ impl ValidationError {
                 }
                 _ => format!("must convert to `{ty}`"),
             };
-            return Self::new(field, rule);
+            return Self::new(wire(field), rule);
         }
         if let Some(field) = message.strip_suffix(" was not initialized") {
-            return Self::new(field, "is required");
+            return Self::new(wire(field), "is required");
         }
         Self::new("request", message)
     }
@@ -293,6 +293,13 @@ fn nested(message: &str) -> (String, String) {
     }
 }
 
+/// A parameter's wire name from progenitor's (`page_num` is `pageNum`).
+fn wire(snake: &str) -> String {
+    let mut name = String::new();
+    push(&mut name, snake);
+    name
+}
+
 fn push(path: &mut String, snake: &str) {
     if !path.is_empty() {
         path.push('.');
@@ -329,15 +336,15 @@ mod tests {
             ),
             (
                 "conversion to `:: std :: num :: NonZeroU32` for page_num failed",
-                "page_num",
+                "pageNum",
                 "must be at least 1",
             ),
             (
                 "enterprise_global_id was not initialized",
-                "enterprise_global_id",
+                "enterpriseGlobalId",
                 "is required",
             ),
-            // Builder fields are named as on the wire, through nested builders.
+            // Parameters and builder fields are named as on the wire, through nested builders.
             (
                 "no value supplied for channel_code",
                 "channelCode",

@@ -301,6 +301,13 @@ impl<T> IntoItems<T> for Vec<T> {
     }
 }
 
+/// An array of items: `[product]`, or `[]` for an empty list without naming its type.
+impl<T, const N: usize> IntoItems<T> for [T; N] {
+    fn into_items(self) -> Result<Vec<T>, String> {
+        Ok(self.into())
+    }
+}
+
 /// Reads an optional list, taking JSON `null` as absent (empty). The generated types use
 /// it on every optional list (`codegen::wire`).
 #[doc(hidden)]

@@ -258,6 +258,9 @@ fn client(
     if changed == 0 {
         return Err("no optional setter found in typify's builders".to_string());
     }
+    let union_builders: syn::File = syn::parse2(tagged::builders(&tagged))
+        .map_err(|e| format!("the union builders do not parse: {e}"))?;
+    builder.extend(union_builders.items);
     let (list_impls, _) = setters::lists(builder);
     builder.push(syn::Item::Verbatim(list_impls));
     types_module(&mut file)?.push(syn::Item::Verbatim(newtype_impls));

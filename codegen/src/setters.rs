@@ -21,6 +21,7 @@ pub fn lists(builder: &mut [syn::Item]) -> (TokenStream, usize) {
         .iter()
         .filter_map(|item| match item {
             syn::Item::Struct(s) => Some(s.ident.to_string()),
+            syn::Item::Enum(e) => Some(e.ident.to_string()),
             _ => None,
         })
         .collect();
@@ -64,7 +65,73 @@ pub fn lists(builder: &mut [syn::Item]) -> (TokenStream, usize) {
             }
         }
     });
-    (quote!(#(#impls)*), changed)
+    let optional = optional_builders(builder, &builders);
+    (quote!(#(#impls)* #optional), changed)
+}
+
+/// An optional setter of a generated type (`children: Option<Vec<Merchandise>>`, a
+/// reply's `data: Option<MemberPage>`) takes that type's builder too, or a `Vec` of them:
+/// the `IntoOptional` impls for the builders, converted with the outer builder.
+fn optional_builders(builder: &[syn::Item], builders: &BTreeSet<String>) -> TokenStream {
+    let mut singles = BTreeSet::new();
+    let mut lists = BTreeSet::new();
+    for item in builder {
+        let syn::Item::Impl(imp) = item else { continue };
+        for item in &imp.items {
+            let syn::ImplItem::Fn(f) = item else { continue };
+            let Some(bound) = f
+                .sig
+                .generics
+                .where_clause
+                .as_ref()
+                .map(|w| w.predicates.to_token_stream().to_string())
+            else {
+                continue;
+            };
+            let Some(target) = bound
+                .trim_end_matches([' ', ','])
+                .strip_prefix("T : crate :: runtime :: IntoOptional < ")
+                .and_then(|t| t.strip_suffix(" >"))
+            else {
+                continue;
+            };
+            if let Some(name) = target
+                .strip_prefix(":: std :: vec :: Vec < ")
+                .and_then(|t| t.strip_suffix(" >"))
+                .and_then(newtype_name)
+                .filter(|n| builders.contains(n))
+            {
+                lists.insert(name);
+            } else if let Some(name) = newtype_name(target).filter(|n| builders.contains(n)) {
+                singles.insert(name);
+            }
+        }
+    }
+    let singles = singles.iter().map(|name| {
+        let ty = quote::format_ident!("{name}");
+        quote! {
+            impl crate::runtime::IntoOptional<super::#ty> for #ty {
+                fn into_optional(self) -> ::std::result::Result<::std::option::Option<super::#ty>, ::std::string::String> {
+                    super::#ty::try_from(self).map(Some).map_err(|e| e.to_string())
+                }
+            }
+        }
+    });
+    let lists = lists.iter().map(|name| {
+        let ty = quote::format_ident!("{name}");
+        quote! {
+            impl crate::runtime::IntoOptional<::std::vec::Vec<super::#ty>> for ::std::vec::Vec<#ty> {
+                fn into_optional(self) -> ::std::result::Result<::std::option::Option<::std::vec::Vec<super::#ty>>, ::std::string::String> {
+                    self.into_iter()
+                        .enumerate()
+                        .map(|(i, b)| super::#ty::try_from(b).map_err(|e| format!("[{i}] {e}")))
+                        .collect::<::std::result::Result<_, _>>()
+                        .map(Some)
+                }
+            }
+        }
+    });
+    quote!(#(#singles)* #(#lists)*)
 }
 
 /// Rewrites every optional setter of the `builder` module; returns the impls to add to
@@ -222,6 +289,41 @@ mod tests {
             impls.contains("IntoItems < super :: Product > for :: std :: vec :: Vec < Product >"),
             "{impls}"
         );
+    }
+
+    #[test]
+    fn optional_setters_of_generated_types_take_builders() {
+        let builder: Vec<syn::Item> = vec![
+            syn::parse_quote! { pub struct Merchandise { a: Result<String, String> } },
+            syn::parse_quote! { pub struct Page { a: Result<String, String> } },
+            syn::parse_quote! {
+                impl Merchandise {
+                    pub fn children<T>(mut self, value: T) -> Self
+                    where
+                        T: crate::runtime::IntoOptional<::std::vec::Vec<super::Merchandise>>,
+                    { self }
+                    pub fn page<T>(mut self, value: T) -> Self
+                    where
+                        T: crate::runtime::IntoOptional<super::Page>,
+                    { self }
+                    pub fn remark<T>(mut self, value: T) -> Self
+                    where
+                        T: crate::runtime::IntoOptional<super::Remark>,
+                    { self }
+                }
+            },
+        ];
+        let builders = ["Merchandise", "Page"].map(String::from).into();
+        let code = optional_builders(&builder, &builders).to_string();
+        assert!(
+            code.contains("IntoOptional < :: std :: vec :: Vec < super :: Merchandise >> for :: std :: vec :: Vec < Merchandise >"),
+            "{code}"
+        );
+        assert!(
+            code.contains("IntoOptional < super :: Page > for Page"),
+            "{code}"
+        );
+        assert!(!code.contains("Remark"), "no builder, no impl: {code}");
     }
 
     #[test]

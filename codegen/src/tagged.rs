@@ -8,6 +8,7 @@
 //! writes and reads it); the edit then turns typify's untagged enum into a tagged one.
 
 use openapiv3::{OpenAPI, ReferenceOr, SchemaKind, Type};
+use quote::quote;
 use syn::visit_mut::VisitMut;
 
 use crate::names::pascal;
@@ -168,6 +169,88 @@ pub fn apply(types: &mut [syn::Item], tagged: &[Tagged]) -> Result<(), String> {
     Ok(())
 }
 
+/// The builder side of each [`Tagged`] enum, for the `builder` module: an enum of the
+/// variants' builders (or an already built value) that converts with the outer builder,
+/// so a list of the union takes `NewBuyOrder::builder()`s and built orders alike, and a
+/// broken field deep in one is reported with its path. A list setter of the union then
+/// takes a `Vec` of this enum (`setters::lists`), or of one variant's builders or values.
+pub fn builders(tagged: &[Tagged]) -> proc_macro2::TokenStream {
+    let mut out = proc_macro2::TokenStream::new();
+    for t in tagged {
+        let name = quote::format_ident!("{}", t.name);
+        let doc = format!(
+            "A [`{0}`](super::{0}) to be converted with the builder that holds it: one \
+             variant's builder, or a value already built. `From` each makes it with `.into()`.",
+            t.name
+        );
+        let variants: Vec<_> = t
+            .variants
+            .iter()
+            .map(|(value, schema)| {
+                (
+                    syn::Ident::new(&pascal(value), proc_macro2::Span::call_site()),
+                    quote::format_ident!("{schema}"),
+                )
+            })
+            .collect();
+        let decl = variants
+            .iter()
+            .zip(&t.variants)
+            .map(|((v, s), (value, _))| {
+                let doc = format!("`{}: {value}`, as its builder.", t.tag);
+                quote! { #[doc = #doc] #v(#s) }
+            });
+        let from = variants.iter().map(|(v, s)| {
+            quote! {
+                impl ::std::convert::From<#s> for #name {
+                    fn from(value: #s) -> Self { Self::#v(value) }
+                }
+                impl crate::runtime::IntoItems<super::#name> for ::std::vec::Vec<super::#s> {
+                    fn into_items(self) -> ::std::result::Result<::std::vec::Vec<super::#name>, ::std::string::String> {
+                        Ok(self.into_iter().map(super::#name::#v).collect())
+                    }
+                }
+                impl crate::runtime::IntoItems<super::#name> for ::std::vec::Vec<#s> {
+                    fn into_items(self) -> ::std::result::Result<::std::vec::Vec<super::#name>, ::std::string::String> {
+                        self.into_iter()
+                            .enumerate()
+                            .map(|(i, b)| super::#s::try_from(b)
+                                .map(super::#name::#v)
+                                .map_err(|e| format!("[{i}] {e}")))
+                            .collect()
+                    }
+                }
+            }
+        });
+        let convert = variants
+            .iter()
+            .map(|(v, s)| quote! { #name::#v(b) => super::#s::try_from(b).map(super::#name::#v) });
+        out.extend(quote! {
+            #[doc = #doc]
+            #[derive(Clone, Debug)]
+            pub enum #name {
+                #(#decl,)*
+                /// A value already built.
+                Built(super::#name),
+            }
+            #(#from)*
+            impl ::std::convert::From<super::#name> for #name {
+                fn from(value: super::#name) -> Self { Self::Built(value) }
+            }
+            impl ::std::convert::TryFrom<#name> for super::#name {
+                type Error = super::error::ConversionError;
+                fn try_from(value: #name) -> ::std::result::Result<Self, super::error::ConversionError> {
+                    match value {
+                        #(#convert,)*
+                        #name::Built(value) => Ok(value),
+                    }
+                }
+            }
+        });
+    }
+    out
+}
+
 /// Renames `Self::Old` in the enum's own impls (typify's `From` conversions).
 #[derive(Default)]
 struct Renames(Vec<(syn::Ident, syn::Ident)>);
@@ -267,6 +350,38 @@ components:
         assert!(
             err.contains("`#/components/schemas/DropOrder` is not in the discriminator's mapping"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn the_builder_enum_takes_each_variants_builder() {
+        let found = prepare(&mut spec(SPEC)).unwrap();
+        let code = builders(&found).to_string();
+        assert!(
+            code.contains("pub enum Order { # [doc = \"`kind: buy`, as its builder.\"] Buy (BuyOrder) , # [doc = \"`kind: drop`, as its builder.\"] Drop (DropOrder) , # [doc = r\" A value already built.\"] Built (super :: Order) , }"),
+            "{code}"
+        );
+        assert!(
+            code.contains("impl :: std :: convert :: From < BuyOrder > for Order"),
+            "{code}"
+        );
+        assert!(
+            code.contains("IntoItems < super :: Order > for :: std :: vec :: Vec < DropOrder >"),
+            "{code}"
+        );
+        assert!(
+            code.contains(
+                "IntoItems < super :: Order > for :: std :: vec :: Vec < super :: DropOrder >"
+            ),
+            "{code}"
+        );
+        assert!(
+            code.contains("Order :: Drop (b) => super :: DropOrder :: try_from (b) . map (super :: Order :: Drop)"),
+            "{code}"
+        );
+        assert!(
+            code.contains("Order :: Built (value) => Ok (value)"),
+            "{code}"
         );
     }
 

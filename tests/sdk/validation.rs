@@ -42,8 +42,8 @@ fn validation<T: std::fmt::Debug>(result: Result<T, Error>) -> ValidationError {
     }
 }
 
-/// The error names `field` (the last segment of a dotted path, in the builder's or the
-/// wire's spelling) and a rule containing one of `rules`.
+/// The error names `field` (the last segment of a dotted path, spelled as on the wire)
+/// and a rule containing one of `rules`.
 fn assert_names(e: &ValidationError, fields: &[&str], rules: &[&str]) {
     let last = e.field.rsplit('.').next().unwrap_or_default();
     assert!(
@@ -108,7 +108,7 @@ async fn user_name_must_be_letters_and_digits_in_edit_member() {
 
     // Surfaces when the operation is awaited (the body was passed as a builder).
     let e = validation(edit(&client, edit_body("bob_1", "Bob")).await);
-    assert_names(&e, &["user_name", "userName"], &["pattern"]);
+    assert_names(&e, &["userName"], &["pattern"]);
     server.verify().await;
 }
 
@@ -261,7 +261,7 @@ async fn page_num_and_page_size_must_be_at_least_1() {
             .page_size(10u32)
             .await,
     );
-    assert_names(&e, &["page_num", "pageNum"], &["at least 1"]);
+    assert_names(&e, &["pageNum"], &["at least 1"]);
 
     let e = validation(
         client
@@ -271,7 +271,7 @@ async fn page_num_and_page_size_must_be_at_least_1() {
             .page_size(0u32)
             .await,
     );
-    assert_names(&e, &["page_size", "pageSize"], &["at least 1"]);
+    assert_names(&e, &["pageSize"], &["at least 1"]);
 
     // Through the stream: the bad page size is reported as the stream's only item.
     let items: Vec<_> = client
@@ -283,7 +283,7 @@ async fn page_num_and_page_size_must_be_at_least_1() {
         .await;
     assert_eq!(items.len(), 1);
     let e = validation(items.into_iter().next().unwrap());
-    assert_names(&e, &["page_size", "pageSize"], &["at least 1"]);
+    assert_names(&e, &["pageSize"], &["at least 1"]);
     server.verify().await;
 }
 
@@ -305,7 +305,7 @@ async fn page_num_0_is_rejected_by_the_stream_too() {
         .await;
 
     let e = validation(items.into_iter().next().expect("one item"));
-    assert_names(&e, &["page_num", "pageNum"], &["at least 1"]);
+    assert_names(&e, &["pageNum"], &["at least 1"]);
     server.verify().await;
 }
 
@@ -314,7 +314,7 @@ async fn missing_path_parameter_is_named() {
     let server = silent_server().await;
     let client = member_client(&server.uri());
     let e = validation(client.delete_member().enterprise_global_id("EG-7f3a").await);
-    assert_eq!(e, ValidationError::new("member_global_id", "is required"));
+    assert_eq!(e, ValidationError::new("memberGlobalId", "is required"));
     server.verify().await;
 }
 
@@ -335,7 +335,7 @@ async fn missing_required_body_field_is_named() {
             )
             .await,
     );
-    assert_names(&e, &["channel_code", "channelCode"], &["required"]);
+    assert_names(&e, &["channelCode"], &["required"]);
     server.verify().await;
 }
 
@@ -547,5 +547,159 @@ async fn nested_builders_report_the_path_of_the_first_invalid_field() {
         panic!("{e:?}")
     };
     assert_eq!(e.field, "assets[0].products[1].productUri", "{e:?}");
+    assert_eq!(e.rule, "is required");
+}
+
+/// A batch's `orderList` takes the orders' builders (one order type's, or the union's
+/// `builder::LicenseOrder` to mix types with built orders); the first invalid field, at
+/// any depth, is reported with its wire path from the request body.
+#[tokio::test]
+async fn order_builders_in_a_batch_report_the_whole_path() {
+    let server = silent_server().await;
+    let client = order_client(&server.uri());
+    let base = example_order();
+    let product = base.assets[0].products[0].clone();
+    // `productUri` left unset.
+    let without_uri = {
+        let p = product.clone();
+        ot::Product::builder()
+            .crm_product_id(p.crm_product_id)
+            .parent_crm_product_id(p.parent_crm_product_id)
+            .product_name(p.product_name)
+            .product_type(p.product_type)
+            .limit_concurrent(p.limit_concurrent)
+            .limit_time_duration(p.limit_time_duration)
+            .trial(p.trial)
+            .trial_end_date(p.trial_end_date)
+            .time_unit(p.time_unit)
+            .time_unit_quantity(p.time_unit_quantity)
+            .time_duration_expression(p.time_duration_expression)
+            .product_features(p.product_features)
+    };
+    let order = || {
+        ot::LicenseOrder::new_buy()
+            .sequence(base.sequence)
+            .customer_id(base.customer_id.clone())
+            .enterprise_global_id(base.enterprise_global_id.clone())
+    };
+    let broken = ot::builder::NewBuyOrder::from(base.clone()).assets(vec![
+        ot::Asset::builder()
+            .asset_nos(vec!["8000000001".to_string()])
+            .products(vec![product.clone()]),
+        ot::Asset::builder()
+            .asset_nos(vec!["8000000002".to_string()])
+            .products(vec![without_uri]),
+    ]);
+    let batch = |orders: Vec<ot::builder::LicenseOrder>| {
+        ot::BatchOrderRequest::builder()
+            .channel_code("CH01")
+            .channel_order_id("CO-1")
+            .sync_mode(licensing_sdk::SyncMode::Sync)
+            .order_list(orders)
+    };
+
+    // One order type's builders.
+    let e = validation(
+        client
+            .batch_order()
+            .app_key("APP_KEY")
+            .body(
+                ot::BatchOrderRequest::builder()
+                    .channel_code("CH01")
+                    .channel_order_id("CO-1")
+                    .sync_mode(licensing_sdk::SyncMode::Sync)
+                    .order_list(vec![broken.clone()]),
+            )
+            .await,
+    );
+    assert_eq!(e.field, "orderList[0].assets[1].products[0].productUri");
+    assert_eq!(e.rule, "is required");
+
+    // Mixed: a built revocation first, then a builder missing its required fields.
+    let revoke = ot::LicenseOrder::delete_asset(
+        1,
+        base.customer_id.clone(),
+        base.enterprise_global_id.clone(),
+        LicenseType::NormalRecoverUsbkey,
+        vec!["8000000001".to_string()],
+    );
+    let e = validation(
+        client
+            .batch_order()
+            .app_key("APP_KEY")
+            .body(batch(vec![revoke.clone().into(), order().into()]))
+            .await,
+    );
+    assert_eq!(e.field, "orderList[1].address", "{e:?}");
+    assert_eq!(e.rule, "is required");
+    let e = validation(
+        client
+            .batch_order()
+            .app_key("APP_KEY")
+            .body(batch(vec![revoke.clone().into(), broken.into()]))
+            .await,
+    );
+    assert_eq!(e.field, "orderList[1].assets[1].products[0].productUri");
+    server.verify().await;
+
+    // The same list, valid, converts to exactly the orders it names.
+    let request: ot::BatchOrderRequest = batch(vec![
+        revoke.clone().into(),
+        ot::builder::NewBuyOrder::from(base.clone()).into(),
+    ])
+    .try_into()
+    .expect("valid orders convert");
+    let json = |v: &ot::LicenseOrder| serde_json::to_value(v).expect("serializes");
+    assert_eq!(json(&request.order_list[0]), json(&revoke));
+    assert_eq!(
+        json(&request.order_list[1]),
+        json(&ot::LicenseOrder::NewBuy(base))
+    );
+}
+
+/// Optional lists and optional single fields of generated types take builders too; a
+/// broken field inside is named with its path.
+#[test]
+fn optional_nested_builders_report_the_path() {
+    let merchandise = |num: &str| {
+        ot::Merchandise::builder()
+            .crm_product_id("M-1")
+            .parent_crm_product_id("")
+            .merchandise_num(num)
+            .merchandise_name("Design bundle")
+            .parent_merchandise_num("")
+            .time_duration_expression("1-0-0")
+            .license_order_product_list(Vec::<ot::Product>::new())
+    };
+    let nested: ot::Merchandise = merchandise("PKG-1")
+        .children(vec![merchandise("PKG-2"), merchandise("PKG-3")])
+        .try_into()
+        .expect("valid children convert");
+    let children = nested.children.as_deref().expect("children set");
+    assert_eq!(children[1].merchandise_num, "PKG-3");
+
+    let broken: Result<ot::Merchandise, _> = merchandise("PKG-1")
+        .children(vec![
+            merchandise("PKG-2"),
+            ot::Merchandise::builder().merchandise_num("PKG-3"),
+        ])
+        .try_into();
+    let Error::Validation(e) = Error::from(broken.expect_err("PKG-3 is incomplete")) else {
+        panic!()
+    };
+    assert_eq!(e.field, "children[1].crmProductId", "{e:?}");
+    assert_eq!(e.rule, "is required");
+
+    // A single nested field (a reply's `data`): the builder is taken, the path is dotted.
+    let page = mt::MemberPage::builder();
+    let reply: Result<mt::ListMembersReply, _> = mt::ListMembersReply::builder()
+        .code(licensing_sdk::ReplyCode::SUCCESS)
+        .message("ok")
+        .data(page)
+        .try_into();
+    let Error::Validation(e) = Error::from(reply.expect_err("the page is empty")) else {
+        panic!()
+    };
+    assert!(e.field.starts_with("data."), "{e:?}");
     assert_eq!(e.rule, "is required");
 }

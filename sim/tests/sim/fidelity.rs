@@ -104,7 +104,7 @@ async fn delete_asset_orders_need_only_identifying_fields() {
                 .channel_code("CH01")
                 .channel_order_id("CO-2")
                 .sync_mode(licensing_sdk::SyncMode::Sync)
-                .order_list(vec![order.into()]),
+                .order_list(vec![order]),
         )
         .await
         .expect("the delete_asset order is accepted");
