@@ -703,3 +703,15 @@ fn optional_nested_builders_report_the_path() {
     assert!(e.field.starts_with("data."), "{e:?}");
     assert_eq!(e.rule, "is required");
 }
+
+/// Unsuffixed integer literals are taken where the documents ask for a positive count.
+#[test]
+fn integer_literals_are_taken() {
+    let request: ot::AllocateShellNumsRequest = ot::AllocateShellNumsRequest::builder()
+        .size(3)
+        .try_into()
+        .expect("3 is a valid size");
+    assert_eq!(request.size.get(), 3);
+    let client = member_client("http://127.0.0.1:9");
+    let _ = client.list_members().page_num(1).page_size(50);
+}
