@@ -249,6 +249,38 @@ fn sensitive(value: &str) -> Result<HeaderValue, String> {
     Ok(v)
 }
 
+/// A request body converted, checked and serialized once per call, so that a call's
+/// attempts send the same bytes (cheap to clone) instead of each cloning and serializing
+/// the whole body again. `Debug` shows only its size: bodies carry passwords.
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct PreparedBody(bytes::Bytes);
+
+impl PreparedBody {
+    /// The body's rules beyond the types' (`crate::validate`), then its JSON. Errors are
+    /// the builder messages `ValidationError::from_builder_message` reads.
+    pub fn new<T>(body: Result<T, String>) -> Result<Self, String>
+    where
+        T: serde::Serialize + crate::validate::Validate,
+    {
+        let body = body?;
+        body.validate().map_err(|e| e.to_string())?;
+        let json = serde_json::to_vec(&body).map_err(|e| format!("body: {e}"))?;
+        Ok(Self(json.into()))
+    }
+
+    /// The bytes, for one attempt's request.
+    pub fn body(&self) -> reqwest::Body {
+        reqwest::Body::from(self.0.clone())
+    }
+}
+
+impl std::fmt::Debug for PreparedBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PreparedBody({} bytes)", self.0.len())
+    }
+}
+
 /// What an optional field's builder setter takes: the value itself (`"note"`, `7`, a
 /// generated type), `Some(value)`, or `None`. For a string with rules (a length, a
 /// pattern) the rule is checked when the builder is converted, and a broken one is reported

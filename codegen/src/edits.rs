@@ -12,7 +12,8 @@ use crate::{names::snake, spec::Op};
 /// What the edits changed, for the checks and the tests.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Report {
-    /// Builders whose `send()` now validates the body.
+    /// Builders whose `send()` now validates and serializes the body (or takes it
+    /// prepared).
     pub validated: BTreeSet<String>,
     /// Glue items pushed into the `builder` module.
     pub glued: usize,
@@ -58,18 +59,25 @@ pub fn apply(
                 for item in items.iter_mut() {
                     match item {
                         syn::Item::Impl(imp) => {
-                            if let Some(builder) = inject_validation(imp)
+                            if let Some(builder) = prepare_body(imp)?
                                 && !report.validated.insert(builder.clone())
                             {
                                 return Err(format!("builder `{builder}`: two `send()` functions"));
                             }
                         }
                         syn::Item::Struct(s) => {
-                            let fields = s
+                            let fields: BTreeSet<String> = s
                                 .fields
                                 .iter()
                                 .filter_map(|f| f.ident.as_ref().map(ToString::to_string))
                                 .collect();
+                            if fields.contains("body")
+                                && let syn::Fields::Named(named) = &mut s.fields
+                            {
+                                named.named.push(syn::parse_quote! {
+                                    prepared: ::std::option::Option<crate::runtime::PreparedBody>
+                                });
+                            }
                             builders.insert(s.ident.to_string(), fields);
                         }
                         _ => {}
@@ -146,31 +154,134 @@ fn defined_name(item: &syn::Item) -> Option<String> {
     }
 }
 
-/// After `let body = ...?;` in a builder's `send()`, checks the rules typify does not.
-/// Returns the builder's name when it injected the check.
-fn inject_validation(imp: &mut syn::ItemImpl) -> Option<String> {
+/// In a builder with a body: `new()` starts with no prepared body; `send()` takes the
+/// prepared one when there is one, and otherwise converts, checks (the rules typify does
+/// not, `crate::validate`) and serializes the body itself; the request carries those bytes.
+/// The operation's `IntoFuture` prepares the body once (`glue::builder`), so that every
+/// attempt of a call sends the same bytes instead of cloning and serializing the whole
+/// body again. Returns the builder's name when it edited `send()`.
+fn prepare_body(imp: &mut syn::ItemImpl) -> Result<Option<String>, String> {
     let syn::Type::Path(self_ty) = &*imp.self_ty else {
-        return None;
+        return Ok(None);
     };
-    let builder = self_ty.path.segments.last()?.ident.to_string();
-    for item in &mut imp.items {
-        let syn::ImplItem::Fn(f) = item else { continue };
-        if f.sig.ident != "send" {
-            continue;
+    let Some(builder) = self_ty.path.segments.last().map(|s| s.ident.to_string()) else {
+        return Ok(None);
+    };
+    let at = |what: &str| format!("builder `{builder}`: {what} (progenitor's output changed?)");
+    let Some(send) = imp
+        .items
+        .iter()
+        .position(|item| matches!(item, syn::ImplItem::Fn(f) if f.sig.ident == "send"))
+    else {
+        return Ok(None);
+    };
+    let syn::ImplItem::Fn(f) = &mut imp.items[send] else {
+        unreachable!()
+    };
+    let Some(let_body) = f.block.stmts.iter().position(|s| {
+        matches!(s, syn::Stmt::Local(syn::Local { pat: syn::Pat::Ident(p), .. }) if p.ident == "body")
+    }) else {
+        return Ok(None);
+    };
+    // `let Self { client, .., body } = self;` also takes the prepared body.
+    let destructured = f.block.stmts.iter_mut().any(|s| match s {
+        syn::Stmt::Local(syn::Local {
+            pat: syn::Pat::Struct(p),
+            ..
+        }) if p.path.is_ident("Self") => {
+            let ident: syn::Ident = syn::parse_quote!(prepared);
+            p.fields.push(syn::FieldPat {
+                attrs: Vec::new(),
+                member: syn::Member::Named(ident.clone()),
+                colon_token: None,
+                pat: Box::new(syn::Pat::Ident(syn::PatIdent {
+                    attrs: Vec::new(),
+                    by_ref: None,
+                    mutability: None,
+                    ident,
+                    subpat: None,
+                })),
+            });
+            true
         }
-        let at = f.block.stmts.iter().position(|s| {
-            matches!(s, syn::Stmt::Local(syn::Local { pat: syn::Pat::Ident(p), .. }) if p.ident == "body")
-        })?;
-        f.block.stmts.insert(
-            at + 1,
-            syn::parse_quote! {
-                crate::validate::Validate::validate(&body)
-                    .map_err(|e| Error::InvalidRequest(e.to_string()))?;
-            },
-        );
-        return Some(builder);
+        _ => false,
+    });
+    if !destructured {
+        return Err(at("`send()` does not start with `let Self { .. } = self;`"));
     }
-    None
+    let syn::Stmt::Local(local) = &mut f.block.stmts[let_body] else {
+        unreachable!()
+    };
+    // progenitor: `let body = body.and_then(<convert>).map_err(Error::InvalidRequest)?;`
+    let converted = match local.init.as_ref().map(|i| &*i.expr) {
+        Some(syn::Expr::Try(t)) => match &*t.expr {
+            syn::Expr::MethodCall(m) if m.method == "map_err" => (*m.receiver).clone(),
+            _ => return Err(at("`let body` is not `….map_err(Error::InvalidRequest)?`")),
+        },
+        _ => return Err(at("`let body` is not `….map_err(Error::InvalidRequest)?`")),
+    };
+    local.init = Some(syn::LocalInit {
+        eq_token: Default::default(),
+        expr: Box::new(syn::parse_quote! {
+            match prepared {
+                ::std::option::Option::Some(prepared) => prepared,
+                ::std::option::Option::None => crate::runtime::PreparedBody::new(#converted)
+                    .map_err(Error::InvalidRequest)?,
+            }
+        }),
+        diverge: None,
+    });
+    let mut json = JsonBody(0);
+    syn::visit_mut::VisitMut::visit_block_mut(&mut json, &mut f.block);
+    if json.0 != 1 {
+        return Err(at(&format!(
+            "`send()` has {} `.json(&body)` calls, not one",
+            json.0
+        )));
+    }
+    let new = imp.items.iter_mut().find_map(|item| match item {
+        syn::ImplItem::Fn(f) if f.sig.ident == "new" => Some(f),
+        _ => None,
+    });
+    let literal = new.and_then(|f| match f.block.stmts.last_mut() {
+        Some(syn::Stmt::Expr(syn::Expr::Struct(s), None)) if s.path.is_ident("Self") => Some(s),
+        _ => None,
+    });
+    let Some(literal) = literal else {
+        return Err(at("`new()` does not end with `Self { .. }`"));
+    };
+    literal
+        .fields
+        .push(syn::parse_quote!(prepared: ::std::option::Option::None));
+    Ok(Some(builder))
+}
+
+/// `.json(&body)` becomes `.header(CONTENT_TYPE, "application/json").body(body.body())`.
+struct JsonBody(usize);
+
+impl syn::visit_mut::VisitMut for JsonBody {
+    fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
+        syn::visit_mut::visit_expr_mut(self, expr);
+        let syn::Expr::MethodCall(m) = expr else {
+            return;
+        };
+        let is_body = m.args.len() == 1
+            && matches!(&m.args[0], syn::Expr::Reference(r)
+                if matches!(&*r.expr, syn::Expr::Path(p) if p.path.is_ident("body")));
+        if m.method != "json" || !is_body {
+            return;
+        }
+        let receiver = &m.receiver;
+        *expr = syn::parse_quote! {
+            #receiver
+                .header(
+                    ::reqwest::header::CONTENT_TYPE,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .body(body.body())
+        };
+        self.0 += 1;
+    }
 }
 
 #[cfg(test)]
@@ -208,10 +319,16 @@ mod tests {
             pub mod builder {
                 pub struct DoThing<'a> { client: &'a Client, body: Result<Body, String> }
                 impl<'a> DoThing<'a> {
+                    pub fn new(client: &'a Client) -> Self {
+                        Self { client: client, body: Ok(Default::default()) }
+                    }
                     pub async fn send(self) -> Result<(), Error> {
                         let Self { client, body } = self;
-                        let body = body.map_err(Error::InvalidRequest)?;
+                        let body = body
+                            .and_then(|v| types::Body::try_from(v).map_err(|e| e.to_string()))
+                            .map_err(Error::InvalidRequest)?;
                         let url = "x";
+                        let request = client.client.post(url).json(&body).build()?;
                         Ok(())
                     }
                 }
@@ -250,13 +367,17 @@ mod tests {
         assert_eq!(report.validated, BTreeSet::from(["DoThing".to_string()]));
         assert_eq!((report.glued, report.reexported), (1, 1));
         let code = quote!(#file).to_string();
-        let body = code.find("let body = body").unwrap();
-        let check = code
-            .find("crate :: validate :: Validate :: validate (& body)")
-            .unwrap();
-        let url = code.find("let url").unwrap();
-        assert!(body < check && check < url, "{code}");
-        assert!(code.contains("pub use crate :: ErrorCode"), "{code}");
+        for expected in [
+            "body : Result < Body , String > , prepared : :: std :: option :: Option < crate :: runtime :: PreparedBody >",
+            "Self { client : client , body : Ok (Default :: default ()) , prepared : :: std :: option :: Option :: None }",
+            "let Self { client , body , prepared } = self ;",
+            "let body = match prepared { :: std :: option :: Option :: Some (prepared) => prepared , :: std :: option :: Option :: None => crate :: runtime :: PreparedBody :: new (body . and_then (| v | types :: Body :: try_from (v) . map_err (| e | e . to_string ()))) . map_err (Error :: InvalidRequest) ? , } ;",
+            ". body (body . body ())",
+            "pub use crate :: ErrorCode",
+        ] {
+            assert!(code.contains(expected), "{expected}\n{code}");
+        }
+        assert!(!code.contains(". json (& body)"), "{code}");
     }
 
     #[test]
@@ -271,6 +392,35 @@ mod tests {
                     .into()
             )
         );
+    }
+
+    #[test]
+    fn a_send_of_another_shape_fails_naming_the_builder() {
+        let file = progenitor_like();
+        let text = quote!(#file).to_string();
+        for (from, to, error) in [
+            (
+                ". json (& body)",
+                ". form (& body)",
+                "has 0 `.json(&body)` calls",
+            ),
+            (
+                "let Self { client , body } = self ;",
+                "",
+                "does not start with `let Self",
+            ),
+            (
+                ". map_err (Error :: InvalidRequest) ?",
+                "?",
+                "`let body` is not",
+            ),
+        ] {
+            let mut file: syn::File = syn::parse_str(&text.replacen(from, to, 1)).unwrap();
+            let ops = [op("doThing", Some("Body"), false)];
+            let err = apply(&mut file, &ops, &[], reexport(), vec![]).unwrap_err();
+            assert!(err.starts_with("builder `DoThing`: "), "{err}");
+            assert!(err.contains(error), "{err}");
+        }
     }
 
     #[test]

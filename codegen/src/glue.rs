@@ -34,7 +34,40 @@ pub fn builder(op: &Op) -> TokenStream {
     let reply = format_ident!("{}", op.reply);
     let record = format_ident!("{}", screaming(&op.id));
     let data = quote!(<types::#reply as crate::runtime::Envelope>::Data);
+    // A body is converted, checked and serialized once per call, not once per attempt.
+    let (prepare, prepared) = match &op.request {
+        Some(request) => {
+            let request = format_ident!("{request}");
+            (
+                quote! {
+                    impl<'a> #builder<'a> {
+                        /// Converts, checks and serializes the body, keeping the bytes (or
+                        /// the broken rule) for every attempt's `send()`.
+                        fn prepare(mut self) -> Self {
+                            if self.prepared.is_none() {
+                                let body = ::std::mem::replace(
+                                    &mut self.body,
+                                    Ok(::std::default::Default::default()),
+                                );
+                                let converted = body.and_then(|v| {
+                                    types::#request::try_from(v).map_err(|e| e.to_string())
+                                });
+                                match crate::runtime::PreparedBody::new(converted) {
+                                    Ok(prepared) => self.prepared = Some(prepared),
+                                    Err(e) => self.body = Err(e),
+                                }
+                            }
+                            self
+                        }
+                    }
+                },
+                quote!(.prepare()),
+            )
+        }
+        None => (quote!(), quote!()),
+    };
     let mut out = quote! {
+        #prepare
         impl<'a> #builder<'a> {
             /// This call with per-call overrides of the client's timeout, deadline and
             /// retry policy; await the result to send it.
@@ -54,7 +87,7 @@ pub fn builder(op: &Op) -> TokenStream {
                 ::std::boxed::Box::pin(crate::runtime::call(
                     &self.client.inner,
                     &crate::operations::#record,
-                    self,
+                    self #prepared,
                     Self::send,
                     crate::CallOptions::default(),
                 ))
@@ -69,7 +102,7 @@ pub fn builder(op: &Op) -> TokenStream {
                 ::std::boxed::Box::pin(crate::runtime::call(
                     &builder.client.inner,
                     &crate::operations::#record,
-                    builder,
+                    builder #prepared,
                     #builder::send,
                     options,
                 ))

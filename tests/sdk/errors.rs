@@ -317,6 +317,15 @@ async fn code_500_retries_stop_at_max_attempts() {
     let requests = received(&server).await;
     assert_eq!(requests.len(), 3);
     assert_unique_nonces(&requests);
+    // The body is serialized once per call: every attempt sends the same JSON bytes.
+    assert!(requests[0].body.len() > 100, "a whole batch was sent");
+    for r in &requests {
+        assert_eq!(r.body, requests[0].body);
+        assert_eq!(
+            r.headers.get("content-type").map(|v| v.as_bytes()),
+            Some(&b"application/json"[..])
+        );
+    }
 }
 
 #[tokio::test]
