@@ -281,6 +281,76 @@ impl std::fmt::Debug for PreparedBody {
     }
 }
 
+/// Reads an internally tagged object (`{"orderType": "new_buy", ...}`) without buffering
+/// it: the entries before the tag (none, when the tag comes first, as this crate and the
+/// simulator write it) are kept as JSON values, and the variant reads them and then the
+/// rest of the object straight from the input. serde's derived tagged enums buffer every
+/// object whole first, which made reading a large batch about twice as slow. The generated
+/// `Deserialize` of each discriminated union (`codegen::tagged`) calls this.
+#[doc(hidden)]
+pub fn read_tag<'de, A>(mut map: A, tag: &'static str) -> Result<(String, TaggedRest<A>), A::Error>
+where
+    A: serde::de::MapAccess<'de>,
+{
+    let mut before = Vec::new();
+    loop {
+        match map.next_key::<String>()? {
+            None => return Err(serde::de::Error::missing_field(tag)),
+            Some(key) if key == tag => {
+                let value = map.next_value::<String>()?;
+                let rest = TaggedRest {
+                    before: before.into_iter(),
+                    pending: None,
+                    map,
+                };
+                return Ok((value, rest));
+            }
+            Some(key) => before.push((key, map.next_value::<serde_json::Value>()?)),
+        }
+    }
+}
+
+/// The entries of a tagged object other than its tag, for the variant's `Deserialize`.
+#[doc(hidden)]
+pub struct TaggedRest<A> {
+    before: std::vec::IntoIter<(String, serde_json::Value)>,
+    pending: Option<serde_json::Value>,
+    map: A,
+}
+
+impl<'de, A> serde::de::MapAccess<'de> for TaggedRest<A>
+where
+    A: serde::de::MapAccess<'de>,
+{
+    type Error = A::Error;
+
+    fn next_key_seed<K>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error>
+    where
+        K: serde::de::DeserializeSeed<'de>,
+    {
+        use serde::de::IntoDeserializer as _;
+        match self.before.next() {
+            Some((key, value)) => {
+                self.pending = Some(value);
+                seed.deserialize(key.into_deserializer()).map(Some)
+            }
+            None => self.map.next_key_seed(seed),
+        }
+    }
+
+    fn next_value_seed<V>(&mut self, seed: V) -> Result<V::Value, A::Error>
+    where
+        V: serde::de::DeserializeSeed<'de>,
+    {
+        match self.pending.take() {
+            Some(value) => seed
+                .deserialize(value)
+                .map_err(<A::Error as serde::de::Error>::custom),
+            None => self.map.next_value_seed(seed),
+        }
+    }
+}
+
 /// What an optional field's builder setter takes: the value itself (`"note"`, `7`, a
 /// generated type), `Some(value)`, or `None`. For a string with rules (a length, a
 /// pattern) the rule is checked when the builder is converted, and a broken one is reported

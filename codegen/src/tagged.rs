@@ -119,7 +119,7 @@ pub fn prepare(spec: &mut OpenAPI) -> Result<Vec<Tagged>, String> {
 /// Turns typify's untagged enum for each [`Tagged`] into `#[serde(tag = ..)]` with one
 /// renamed variant per tag value. Fails when the enum or a variant is not where typify
 /// puts them.
-pub fn apply(types: &mut [syn::Item], tagged: &[Tagged]) -> Result<(), String> {
+pub fn apply(types: &mut Vec<syn::Item>, tagged: &[Tagged]) -> Result<(), String> {
     for t in tagged {
         let at = |what: &str| format!("schema `{}`: {what}", t.name);
         let Some(e) = types.iter_mut().find_map(|item| match item {
@@ -141,6 +141,27 @@ pub fn apply(types: &mut [syn::Item], tagged: &[Tagged]) -> Result<(), String> {
         };
         let tag = &t.tag;
         e.attrs[untagged] = syn::parse_quote!(#[serde(tag = #tag)]);
+        // Serialize stays derived; Deserialize is generated below (`deserialize`).
+        let mut derives = 0;
+        for attr in &mut e.attrs {
+            if !attr.path().is_ident("derive") {
+                continue;
+            }
+            let Ok(list) = attr.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+            ) else {
+                continue;
+            };
+            let kept: Vec<_> = list
+                .iter()
+                .filter(|p| p.segments.last().is_none_or(|s| s.ident != "Deserialize"))
+                .collect();
+            derives += list.len() - kept.len();
+            *attr = syn::parse_quote!(#[derive(#(#kept),*)]);
+        }
+        if derives != 1 {
+            return Err(at("typify's enum does not derive `Deserialize` once"));
+        }
         let mut renames = Renames::default();
         for (value, schema) in &t.variants {
             let Some(variant) = e.variants.iter_mut().find(|v| v.ident == schema) else {
@@ -165,8 +186,57 @@ pub fn apply(types: &mut [syn::Item], tagged: &[Tagged]) -> Result<(), String> {
                 renames.visit_item_impl_mut(imp);
             }
         }
+        types.push(syn::Item::Verbatim(deserialize(t)));
     }
     Ok(())
+}
+
+/// `Deserialize` for a tagged enum through `runtime::read_tag`: the variant reads the
+/// object's entries as they come instead of from serde's buffered copy of it. Errors are
+/// serde's own: `missing field `orderType``, `unknown variant `x`, expected one of ...`.
+fn deserialize(t: &Tagged) -> proc_macro2::TokenStream {
+    let name = quote::format_ident!("{}", t.name);
+    let tag = &t.tag;
+    let values: Vec<&String> = t.variants.iter().map(|(value, _)| value).collect();
+    let arms = t.variants.iter().map(|(value, schema)| {
+        let variant = syn::Ident::new(&pascal(value), proc_macro2::Span::call_site());
+        let schema = quote::format_ident!("{schema}");
+        quote! {
+            #value => <#schema as ::serde::Deserialize>::deserialize(
+                ::serde::de::value::MapAccessDeserializer::new(rest),
+            )
+            .map(#name::#variant)
+        }
+    });
+    let expecting = format!("an object with `{tag}`");
+    quote! {
+        impl<'de> ::serde::Deserialize<'de> for #name {
+            fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+            where
+                D: ::serde::Deserializer<'de>,
+            {
+                struct Visitor;
+                impl<'de> ::serde::de::Visitor<'de> for Visitor {
+                    type Value = #name;
+                    fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                        f.write_str(#expecting)
+                    }
+                    fn visit_map<A>(self, map: A) -> ::std::result::Result<#name, A::Error>
+                    where
+                        A: ::serde::de::MapAccess<'de>,
+                    {
+                        const VARIANTS: &[&str] = &[#(#values),*];
+                        let (tag, rest) = crate::runtime::read_tag(map, #tag)?;
+                        match tag.as_str() {
+                            #(#arms,)*
+                            other => Err(::serde::de::Error::unknown_variant(other, VARIANTS)),
+                        }
+                    }
+                }
+                deserializer.deserialize_map(Visitor)
+            }
+        }
+    }
 }
 
 /// The builder side of each [`Tagged`] enum, for the `builder` module: an enum of the
@@ -389,6 +459,7 @@ components:
     fn the_untagged_enum_becomes_tagged() {
         let mut items: Vec<syn::Item> = vec![
             syn::parse_quote! {
+                #[derive(::serde::Deserialize, ::serde::Serialize, Clone)]
                 #[serde(untagged)]
                 pub enum Order { BuyOrder(BuyOrder), DropOrder(DropOrder) }
             },
@@ -406,6 +477,18 @@ components:
         );
         assert!(code.contains("Self :: Buy (value)"), "{code}");
         assert!(!code.contains("untagged"), "{code}");
+        assert!(
+            code.contains("# [derive (:: serde :: Serialize , Clone)]"),
+            "Deserialize is not derived: {code}"
+        );
+        assert!(
+            code.contains("impl < 'de > :: serde :: Deserialize < 'de > for Order"),
+            "{code}"
+        );
+        assert!(
+            code.contains("crate :: runtime :: read_tag (map , \"kind\")"),
+            "{code}"
+        );
 
         let mut plain: Vec<syn::Item> =
             vec![syn::parse_quote! { pub enum Order { BuyOrder(BuyOrder) } }];

@@ -795,7 +795,10 @@ async fn checks(
             None,
         );
     }
-    let json = body.and_then(|b| serde_json::from_slice::<Value>(b).ok());
+    // Parsed only for a rule that looks into bodies: a large batch is costly to read twice.
+    let json = body
+        .filter(|_| shared.rules.wants_body(op.id))
+        .and_then(|b| serde_json::from_slice::<Value>(b).ok());
     let enterprise = path_params
         .get("enterpriseGlobalId")
         .map(String::as_str)

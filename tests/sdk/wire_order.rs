@@ -631,3 +631,63 @@ async fn nonces_are_unique_across_calls() {
     assert_eq!(requests.len(), 25);
     assert_unique_nonces(&requests);
 }
+
+/// An order reads the same wherever its `orderType` is in the object; a missing or
+/// unknown one is serde's usual error, with the place in the text.
+#[test]
+fn order_type_may_come_anywhere_in_the_order() {
+    let assets = json!([{"assetNos": ["8000000001"]}]);
+    let order = delete_order_json(2, "delete_asset", assets);
+    let fields = order.as_object().unwrap();
+    let entry = |k: &String, v: &Value| format!("{}:{}", json!(k), v);
+    let others: Vec<String> = fields
+        .iter()
+        .filter(|(k, _)| *k != "orderType")
+        .map(|(k, v)| entry(k, v))
+        .collect();
+    let tag = r#""orderType":"delete_asset""#.to_string();
+    let expected = types::LicenseOrder::delete_asset(
+        2,
+        "C100001",
+        "EG-7f3a",
+        licensing_sdk::LicenseType::NormalRecoverUsbkey,
+        vec!["8000000001".to_string()],
+    );
+    for at in [0, 3, others.len()] {
+        let mut entries = others.clone();
+        entries.insert(at, tag.clone());
+        let text = format!("{{{}}}", entries.join(","));
+        let read: types::LicenseOrder = serde_json::from_str(&text).expect(&text);
+        assert_eq!(
+            serde_json::to_value(&read).unwrap(),
+            serde_json::to_value(&expected).unwrap(),
+            "{text}"
+        );
+        // Written back, the tag comes first.
+        assert!(
+            serde_json::to_string(&read)
+                .unwrap()
+                .starts_with(&format!("{{{tag}"))
+        );
+    }
+
+    let untagged = format!("{{{}}}", others.join(","));
+    let e = serde_json::from_str::<types::LicenseOrder>(&untagged).unwrap_err();
+    assert!(
+        e.to_string().starts_with("missing field `orderType`"),
+        "{e}"
+    );
+    let unknown = format!(r#"{{"orderType":"upgrade",{}}}"#, others.join(","));
+    let e = serde_json::from_str::<types::LicenseOrder>(&unknown).unwrap_err();
+    assert!(
+        e.to_string().starts_with(
+            "unknown variant `upgrade`, expected one of `new_buy`, `delete_asset`, `delete_product`"
+        ),
+        "{e}"
+    );
+    // A field of the wrong type after the tag is named with its place in the text.
+    let wrong = format!(r#"{{{tag},"sequence":"two"}}"#);
+    let e = serde_json::from_str::<types::LicenseOrder>(&wrong).unwrap_err();
+    assert!(e.to_string().contains("expected i32"), "{e}");
+    assert_eq!((e.line(), e.column() > 0), (1, true), "{e}");
+}
