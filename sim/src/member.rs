@@ -423,9 +423,17 @@ pub(crate) fn list_members(sim: &Shared, call: &Call) -> Result<m::MemberPage, F
     let state = sim.state();
     // An unknown enterprise has no employees.
     let Some(enterprise) = state.enterprises.get(call.path("enterpriseGlobalId")) else {
-        return Ok(page(&[], page_num, page_size));
+        return Ok(page(&[], page_num, page_size, Clone::clone));
     };
-    let matching: Vec<m::MemberListItem> = enterprise
+    // Only the page's own items are built: a page of a 100,000-employee enterprise costs
+    // a slice (or, filtered, a pass over references), not 100,000 list items.
+    if department.is_none() && keyword.is_none() {
+        let ids: &[String] = &enterprise.members;
+        return Ok(page(ids, page_num, page_size, |id| {
+            list_item(&state, &state.members[id])
+        }));
+    }
+    let matching: Vec<&Member> = enterprise
         .members
         .iter()
         .filter_map(|id| state.members.get(id))
@@ -436,9 +444,10 @@ pub(crate) fn list_members(sim: &Shared, call: &Call) -> Result<m::MemberPage, F
                     || m.user_name(&enterprise.code).to_lowercase().contains(k)
             })
         })
-        .map(|m| list_item(&state, m))
         .collect();
-    Ok(page(&matching, page_num, page_size))
+    Ok(page(&matching, page_num, page_size, |m| {
+        list_item(&state, m)
+    }))
 }
 
 fn list_item(state: &State, member: &Member) -> m::MemberListItem {
@@ -482,7 +491,13 @@ fn to_i32(n: i64) -> i32 {
 /// - `nextPage` is the page after while there is one, else 0, and `hasNextPage` is
 ///   `nextPage > 0`; `isLastPage` is its negation (no page follows; true past the end);
 /// - `isFirstPage` is `pageNum == 1`.
-fn page(all: &[m::MemberListItem], page_num: i32, page_size: i32) -> m::MemberPage {
+/// Page `page_num` of `all`, each of its items made by `item`.
+fn page<T>(
+    all: &[T],
+    page_num: i32,
+    page_size: i32,
+    item: impl Fn(&T) -> m::MemberListItem,
+) -> m::MemberPage {
     let (num, size) = (i64::from(page_num), i64::from(page_size));
     let total = all.len() as i64;
     let pages = (total + size - 1) / size;
@@ -493,7 +508,7 @@ fn page(all: &[m::MemberListItem], page_num: i32, page_size: i32) -> m::MemberPa
         .unwrap_or_default()
         .iter()
         .take(page_size as usize)
-        .cloned()
+        .map(item)
         .collect();
     let on_page = list.len() as i64;
     let (start_row, end_row) = if on_page == 0 {
@@ -992,7 +1007,7 @@ mod tests {
     #[test]
     fn page_helper_semantics() {
         let all = items(25);
-        let p = page(&all, 2, 10);
+        let p = page(&all, 2, 10, Clone::clone);
         assert_eq!(
             (p.size, p.start_row, p.end_row, p.total, p.pages),
             (10, 11, 20, 25, 3)
@@ -1004,14 +1019,14 @@ mod tests {
         assert!(!p.is_first_page && !p.is_last_page && p.has_previous_page && p.has_next_page);
         assert_eq!(p.navigatepage_nums, [1, 2, 3]);
 
-        let last = page(&all, 3, 10);
+        let last = page(&all, 3, 10, Clone::clone);
         assert_eq!(
             (last.size, last.start_row, last.end_row, last.next_page),
             (5, 21, 25, 0)
         );
         assert!(last.is_last_page && !last.has_next_page);
 
-        let past = page(&all, 9, 10);
+        let past = page(&all, 9, 10, Clone::clone);
         assert_eq!((past.size, past.start_row, past.end_row), (0, 0, 0));
         assert!(past.is_last_page && !past.has_next_page && past.has_previous_page);
         assert_eq!(
@@ -1027,17 +1042,17 @@ mod tests {
 
         // Past the end of many pages: the navigation shows the last 8.
         let many = items(200);
-        let far = page(&many, 1000, 10);
+        let far = page(&many, 1000, 10, Clone::clone);
         assert_eq!((far.pre_page, far.next_page, far.pages), (20, 0, 20));
         assert_eq!(far.navigatepage_nums, (13..=20).collect::<Vec<_>>());
         assert!(far.has_previous_page && far.is_last_page && !far.has_next_page);
 
         // No items at all, asked for a later page: nothing before, nothing after.
-        let nothing = page(&[], 5, 10);
+        let nothing = page(&[], 5, 10, Clone::clone);
         assert_eq!((nothing.pre_page, nothing.next_page), (0, 0));
         assert!(!nothing.has_previous_page && !nothing.has_next_page && nothing.is_last_page);
 
-        let none = page(&[], 1, 10);
+        let none = page(&[], 1, 10, Clone::clone);
         assert_eq!(
             (none.total, none.pages, none.first_page, none.last_page),
             (0, 0, 0, 0)
@@ -1045,7 +1060,7 @@ mod tests {
         assert!(none.is_first_page && none.is_last_page);
         assert!(none.navigatepage_nums.is_empty());
 
-        let huge = page(&all, i32::MAX, i32::MAX);
+        let huge = page(&all, i32::MAX, i32::MAX, Clone::clone);
         assert_eq!(huge.size, 0);
     }
 
