@@ -10,14 +10,23 @@
 //!   validators and code generators.
 //! * `bench [--quick] [--skip-clean-build]`: every benchmark comparison in one run, written
 //!   to `BENCHMARKS.md` (see `bench.rs`).
+//! * `clients [--test]`: TypeScript and Python clients generated from `spec/*.yaml` into
+//!   the target directory; `--test` runs a scenario in each language against
+//!   `licensing-sim` (see `clients.rs` and `xtask/clients/README.md`).
+//! * `docs [--check]`: the API reference pages of the three specs; `--check` verifies them
+//!   in headless Chromium and saves screenshots (see `docs.rs`).
 
 mod bench;
+mod clients;
 mod convert;
+mod docs;
 mod export;
 mod json;
 mod load;
+mod ops;
 mod samples;
 mod spec;
+mod toolchain;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -58,6 +67,18 @@ enum Command {
         /// Skip the clean build (minutes on two cores).
         #[arg(long)]
         skip_clean_build: bool,
+    },
+    /// Generate the TypeScript and Python clients of spec/*.yaml into the target directory.
+    Clients {
+        /// Also run each language's scenario against licensing-sim.
+        #[arg(long)]
+        test: bool,
+    },
+    /// Render the API reference pages of spec/*.yaml into the target directory.
+    Docs {
+        /// Also check the rendered pages in headless Chromium and save screenshots.
+        #[arg(long)]
+        check: bool,
     },
     /// Load generator used by `bench` (prints one JSON summary).
     #[command(hide = true)]
@@ -101,6 +122,10 @@ fn main() -> ExitCode {
             },
         )
         .map(|()| true),
+        Command::Clients { test } => {
+            clients::run_all(&root, &clients::Options { test }).map(|()| true)
+        }
+        Command::Docs { check } => docs::run_all(&root, check).map(|()| true),
         Command::Load {
             url,
             method,

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Other languages and the API reference, from a fresh clone:
+#
+#   1. `cargo xtask clients --test`: TypeScript (openapi-typescript + openapi-fetch) and
+#      Python (openapi-python-client with the shipped templates) clients generated from
+#      spec/*.yaml, each driving all 19 operations against its own licensing-sim, with the
+#      simulator's journal checked afterwards (xtask/clients/README.md), then the README's
+#      TypeScript and Python examples, run as written and their printed output checked;
+#   2. `cargo xtask docs --check`: the reference pages of the three specs rendered by
+#      Redocly, opened in headless Chromium, every operation id and error code checked in the
+#      rendered DOM, one screenshot per page (paths printed below).
+#
+# The Node and Python packages come from the lock files under xtask/ (installed by xtask
+# into the target directory); Chromium is Debian's package, installed here when missing.
+# Needs: cargo, node (>= 20.19) with npm, python3 (>= 3.10) with venv, apt-get for Chromium.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+started=$SECONDS
+timed() {
+  local begin=$SECONDS
+  echo "\$ $*"
+  "$@"
+  echo "($* took $((SECONDS - begin)) s)"
+}
+
+if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
+  echo "installing Debian's chromium package"
+  apt-get install -y -qq chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+fi
+
+timed cargo xtask clients --test
+timed cargo xtask docs --check
+
+target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+echo "screenshots (CI artifacts):"
+ls -1 "$target_dir"/docs/*.png
+echo "clients.sh: both clients and the reference pages passed in $((SECONDS - started)) s"
