@@ -23,11 +23,12 @@ use licensing_sdk::{
 const MAX_ALLOCATION: u32 = 1000;
 /// Locks one disable or enable call may name.
 const MAX_LOCKS: usize = 1000;
-/// Orders in one batch (the document shows no bound; large enough for 10,000-order
-/// batches, which the benchmarks send).
-const MAX_ORDERS: usize = 10_000;
-/// Product instances one batch may create (asset numbers × products).
-const MAX_PRODUCT_COPIES: usize = 100_000;
+/// Orders in one batch (the document shows no bound; large enough for the 50,000-order
+/// month-end batches the benchmarks send, about 125 MiB of JSON).
+const MAX_ORDERS: usize = 50_000;
+/// Product instances one batch may create (asset numbers × products): ten per order of
+/// the largest batch.
+const MAX_PRODUCT_COPIES: usize = 500_000;
 /// How deep packages may nest.
 const MAX_PACKAGE_DEPTH: usize = 8;
 
@@ -363,7 +364,7 @@ fn check_order<'r>(
 }
 
 /// One order of a batch under check, with its place in the batch: every cause names the
-/// field it blames by that place, so a caller can find it in a 10,000-order batch.
+/// field it blames by that place, so a caller can find it in a 50,000-order batch.
 struct OrderCheck<'s, 'r> {
     state: &'s State,
     i: usize,
