@@ -478,7 +478,8 @@ fn to_i32(n: i64) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
-/// A page with PageHelper's `PageInfo` semantics (`reasonable` off: a page past the end
+/// Page `page_num` of `all`, each of its items made by `item` (only the page's are made),
+/// with PageHelper's `PageInfo` semantics (`reasonable` off: a page past the end
 /// is empty, not clamped), 8 navigation page numbers, made self-consistent on every page:
 ///
 /// - `size` items from `startRow` to `endRow` (1-based, inclusive); both 0 when empty;
@@ -491,7 +492,6 @@ fn to_i32(n: i64) -> i32 {
 /// - `nextPage` is the page after while there is one, else 0, and `hasNextPage` is
 ///   `nextPage > 0`; `isLastPage` is its negation (no page follows; true past the end);
 /// - `isFirstPage` is `pageNum == 1`.
-/// Page `page_num` of `all`, each of its items made by `item`.
 fn page<T>(
     all: &[T],
     page_num: i32,
