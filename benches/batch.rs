@@ -1,46 +1,57 @@
-//! Scale of a batch order: `batchOrder` with 10, 1,000 and 10,000 orders (each with an
-//! asset, a product with a feature, and a package holding a nested package) through
-//! SDK → simulator → SDK, against the bare `serde_json` serialize + parse of the same
-//! payload. Time is the median of a few runs after a warm-up; peak memory is the client's heap growth
-//! during the call, counted by a global allocator. The simulator runs in its own process
-//! (`LICENSING_SIM_URL`, started by `cargo xtask bench`), so only the client is counted.
-//! Prints one JSON object.
+//! Scale of a batch order: `batchOrder` with 10, 1,000, 10,000 and 50,000 orders (each
+//! with an asset, a product with a feature, and a package holding a nested package),
+//! measured three ways, each against a floor measured in the same run:
+//!
+//! * **client side**: the SDK's own work for a batch without the network, step by step
+//!   as the SDK does it (see [`sdk_client_side`]): the request given to `.body()` becomes
+//!   the operation's builder, is converted back, checked (`Validate`) and serialized once
+//!   (`runtime::PreparedBody`), the bytes go into a `reqwest::Request` as the generated
+//!   `send()` puts them, and a reply captured from the simulator is decoded as the SDK
+//!   decodes it (`ResponseValue::from_response`, then the envelope's code and data). Floor:
+//!   `serde_json::to_vec` of the same request and `serde_json::from_slice` of the same
+//!   reply bytes into plain structs; both sides drop the request they were given and its
+//!   bytes (the SDK owns the request handed to `.body()`).
+//! * **simulator side**: the same pre-serialized body posted over one keep-alive HTTP/1.1
+//!   connection to `licensing-sim` and to a bare handler (this binary with
+//!   `--bare-server`, in its own process: it parses the body into the same generated
+//!   `BatchOrderRequest` the simulator reads and answers a fixed reply of the same shape
+//!   and length, one result per order). The difference is the simulator's own work.
+//! * **round trip**: SDK → simulator → SDK through the public API, against bare
+//!   `serde_json` serialize + parse of the same request; with the client's peak heap.
+//!
+//! Every call to the simulator meets an empty state (reset through the admin API before
+//! each; the simulator then hands out the same customer id and asset numbers, so one
+//! batch per size serves every run). Times are medians of 5 runs (3 at 50,000 orders;
+//! three times as many for the client side, which needs no simulator) after one
+//! unmeasured warm-up run; peak memory is the client's heap growth during the call,
+//! counted by a global allocator (the simulator runs in its own process,
+//! `LICENSING_SIM_URL`, started by `cargo xtask bench`). A size the simulator refuses is
+//! reported as refused, with its floors still measured and, for the client side, a reply
+//! synthesized in the simulator's format. Prints one JSON object. Without `--bench`
+//! (under `cargo test`) every path runs once with 10 orders against an in-process
+//! simulator and only the results are checked.
 
-use std::{
-    alloc::{GlobalAlloc, Layout, System},
-    sync::atomic::{AtomicUsize, Ordering},
-    time::Instant,
-};
+mod common;
 
-use licensing_sdk::{CustomerType, LicenseType, SyncMode, Trial, order::types as o};
+use std::time::Instant;
 
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = CURRENT.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(p, layout) };
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
+use bytes::Bytes;
+use common::{Counting, Heap, Mode, Perf, Sim, median, raw_client};
+use licensing_sdk::{CustomerType, LicenseType, SyncMode, Trial, operations, order::types as o};
+use serde::Deserialize;
+use serde_json::json;
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-const SIZES: [usize; 3] = [10, 1_000, 10_000];
-/// Measured runs per size, after one unmeasured warm-up run (first-touch page faults in
-/// both processes otherwise dominate the first large batch).
+const SIZES: [usize; 4] = [10, 1_000, 10_000, 50_000];
+const SMOKE_SIZES: [usize; 1] = [10];
+/// Measured runs per size and measurement, after one unmeasured warm-up run (first-touch
+/// page faults in both processes otherwise dominate the first large batch).
 const RUNS: usize = 5;
+const APP_TOKEN: &str = licensing_sim::DEFAULT_APP_TOKEN;
+
+// ------------------------------------------------------------------------- the batch
 
 fn product(crm: &str, parent: &str) -> o::Product {
     o::Product::builder()
@@ -141,94 +152,496 @@ fn request(
         .unwrap()
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+// ------------------------------------------------------------------------- replies
+
+/// A batch reply as a hand-written client would read it.
+#[derive(Deserialize)]
+struct PlainReply {
+    code: serde_json::Value,
+    message: String,
+    #[serde(default)]
+    data: Vec<PlainResult>,
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
-    let url = std::env::var("LICENSING_SIM_URL").expect(
-        "LICENSING_SIM_URL: the address of a running licensing-sim (cargo xtask bench starts one)",
-    );
-    let client = licensing_sdk::order::Client::builder(&url)
-        .application_token("sim-app-token")
-        .timeout(std::time::Duration::from_secs(300))
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct PlainResult {
+    customer_id: String,
+    license_order_id: String,
+    sequence: i32,
+}
+
+/// The simulator's reply to `n` orders of `customer`, in its format (`LO-` and six
+/// digits), for a size the simulator refused: the client side still has a reply to decode.
+fn synthesized_reply(customer: &str, n: usize) -> Bytes {
+    let data: Vec<_> = (1..=n)
+        .map(|i| json!({"customerId": customer, "licenseOrderId": format!("LO-{:06}", i + 3), "sequence": i}))
+        .collect();
+    Bytes::from(
+        serde_json::to_vec(&json!({"code": 0, "message": "success", "data": data})).unwrap(),
+    )
+}
+
+/// What the bare handler answers to `n` orders: the simulator's reply shape and length,
+/// one fixed result per order.
+fn fixed_reply(n: usize) -> Vec<u8> {
+    const ITEM: &[u8] = br#"{"customerId":"C100001","licenseOrderId":"LO-000001","sequence":1}"#;
+    let mut out = Vec::with_capacity(48 + n * (ITEM.len() + 1));
+    out.extend_from_slice(br#"{"code":0,"message":"success","data":["#);
+    for i in 0..n {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(ITEM);
+    }
+    out.extend_from_slice(b"]}");
+    out
+}
+
+// ------------------------------------------------------------------------- client side
+
+/// The SDK's work for one batch call without the network, step by step as the SDK does
+/// it: `.body(req)` makes the request the operation's builder; awaiting it prepares the
+/// body once per call (the generated `prepare()`: `try_from` the builder, then
+/// `runtime::PreparedBody::new`, which checks `Validate`, serializes and drops the
+/// request); each attempt's `send()` builds its `reqwest::Request` around those bytes and
+/// the client hook adds a fresh `g_nonce`; the reply is decoded by
+/// `ResponseValue::from_response` and the envelope (`runtime::envelope`: the code, then
+/// `data`).
+async fn sdk_client_side(
+    http: &reqwest::Client,
+    url: &str,
+    req: o::BatchOrderRequest,
+    reply: &Bytes,
+) -> Vec<o::BatchOrderResultItem> {
+    use licensing_sdk::runtime::Envelope as _;
+    use progenitor_client::ClientInfo as _;
+    // `.body(req)`
+    let builder = o::builder::BatchOrderRequest::from(req);
+    // `prepare()`
+    let converted = o::BatchOrderRequest::try_from(builder).map_err(|e| e.to_string());
+    let prepared = licensing_sdk::runtime::PreparedBody::new(converted).unwrap();
+    // `send()` and the client hook
+    let mut request = http
+        .post(url)
+        .header(reqwest::header::ACCEPT, "application/json")
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(prepared.body())
+        .query(&[("appKey", "bench")])
+        .header("api-version", licensing_sdk::order::Client::api_version())
         .build()
         .unwrap();
-    let customer = client
-        .bind_enterprise()
-        .body(
-            o::BindEnterpriseRequest::builder()
-                .channel_code("CH01")
-                .channel_customer_id(format!("CC-bench-{}", std::process::id()))
-                .customer_name("Acme Robotics")
-                .branch_name("North")
-                .enterprise_name(format!("Bench {}", std::process::id()))
-                .password_mobile("13800000000"),
-        )
-        .await
+    request
+        .url_mut()
+        .query_pairs_mut()
+        .append_pair("g_nonce", &licensing_sdk::runtime::nonce());
+    assert!(request.body().and_then(reqwest::Body::as_bytes).is_some());
+    drop(request); // sent
+    // The reply
+    let response = http::Response::builder()
+        .status(200)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(reply.clone())
         .unwrap();
+    let value = progenitor_client::ResponseValue::<o::BatchOrderReply>::from_response::<()>(
+        reqwest::Response::from(response),
+    )
+    .await
+    .unwrap();
+    let parts = value.into_inner().into_parts();
+    assert!(parts.code.is_success(), "{}", parts.message);
+    drop(prepared); // the call returns
+    parts.data.unwrap()
+}
 
-    let mut sizes = Vec::new();
-    let mut batch = 0;
-    for n in SIZES {
-        let (mut bare, mut ours, mut peaks, mut payload) = (Vec::new(), Vec::new(), Vec::new(), 0);
-        for run in 0..=RUNS {
-            batch += 1;
-            let mut numbers = Vec::with_capacity(n);
-            while numbers.len() < n {
-                let size = (n - numbers.len()).min(1000) as u32;
-                let got = client
-                    .allocate_shell_nums()
-                    .body(o::AllocateShellNumsRequest::builder().size(size))
-                    .await
-                    .unwrap();
-                numbers.extend(got.into_iter().map(|s| s.0));
+// ------------------------------------------------------------------------- bare handler
+
+/// `--bare-server`: serves the bare batch handler on a free port of 127.0.0.1 and prints
+/// `listening on http://ADDR`.
+fn bare_server() {
+    use axum::handler::HandlerWithoutStateExt as _;
+    async fn handle(req: axum::extract::Request) -> axum::response::Response {
+        use axum::response::IntoResponse as _;
+        let body = match axum::body::to_bytes(req.into_body(), usize::MAX).await {
+            Ok(body) => body,
+            Err(e) => return (http::StatusCode::BAD_REQUEST, e.to_string()).into_response(),
+        };
+        let n = match serde_json::from_slice::<o::BatchOrderRequest>(&body) {
+            Ok(parsed) => parsed.order_list.len(),
+            Err(e) => return (http::StatusCode::BAD_REQUEST, e.to_string()).into_response(),
+        };
+        (
+            [(http::header::CONTENT_TYPE, "application/json")],
+            fixed_reply(n),
+        )
+            .into_response()
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            println!("listening on http://{}", listener.local_addr().unwrap());
+            axum::serve(listener, handle.into_make_service())
+                .await
+                .unwrap();
+        });
+}
+
+/// The bare handler in a child process (this binary), killed when dropped.
+struct Bare {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Bare {
+    fn start() -> Self {
+        use std::io::BufRead as _;
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .arg("--bare-server")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("starting the bare handler");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .expect("the bare handler's address")
+            .to_string();
+        Self { child, url }
+    }
+}
+
+impl Drop for Bare {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One raw POST of `body`: the time to the last byte of the reply, the status, the reply.
+async fn raw_post(http: &reqwest::Client, url: &str, body: &Bytes) -> (f64, u16, Bytes) {
+    let url = format!("{url}&g_nonce={}", licensing_sdk::runtime::nonce());
+    let t = Instant::now();
+    let response = http
+        .post(url)
+        .header(
+            reqwest::header::AUTHORIZATION,
+            format!("Bearer {APP_TOKEN}"),
+        )
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .header(reqwest::header::ACCEPT, "application/json")
+        .body(body.clone())
+        .send()
+        .await
+        .expect("the server answers");
+    let status = response.status().as_u16();
+    let reply = response.bytes().await.expect("a whole reply");
+    (t.elapsed().as_secs_f64() * 1e6, status, reply)
+}
+
+// ------------------------------------------------------------------------- set-up
+
+struct Setup {
+    sim: Sim,
+    http: reqwest::Client,
+    client: licensing_sdk::order::Client,
+}
+
+impl Setup {
+    /// An empty simulator with one bound customer and `n` fresh asset numbers. After a
+    /// reset the simulator hands out the same ids and numbers again, so one batch serves
+    /// every run of a size.
+    async fn prepare(&self, n: usize) -> (o::EnterpriseCustomer, Vec<String>) {
+        self.sim.reset(&self.http).await;
+        let customer = self
+            .client
+            .bind_enterprise()
+            .body(
+                o::BindEnterpriseRequest::builder()
+                    .channel_code("CH01")
+                    .channel_customer_id("CC-bench")
+                    .customer_name("Acme Robotics")
+                    .branch_name("North")
+                    .enterprise_name("Bench")
+                    .password_mobile("13800000000"),
+            )
+            .await
+            .unwrap();
+        let mut numbers = Vec::with_capacity(n);
+        while numbers.len() < n {
+            let size = (n - numbers.len()).min(1000) as u32;
+            let got = self
+                .client
+                .allocate_shell_nums()
+                .body(o::AllocateShellNumsRequest::builder().size(size))
+                .await
+                .unwrap();
+            numbers.extend(got.into_iter().map(|s| s.0));
+        }
+        (customer, numbers)
+    }
+
+    /// [`Setup::prepare`] for a batch already built from `first`'s customer and numbers.
+    async fn prepare_again(&self, first: &(o::EnterpriseCustomer, Vec<String>)) {
+        let again = self.prepare(first.1.len()).await;
+        assert_eq!(
+            again.0.customer_id, first.0.customer_id,
+            "same customer after a reset"
+        );
+        assert!(again.1 == first.1, "same asset numbers after a reset");
+    }
+}
+
+// ------------------------------------------------------------------------- main
+
+fn main() {
+    if std::env::args().any(|a| a == "--bare-server") {
+        return bare_server();
+    }
+    let mode = Mode::from_args();
+    let rt = match mode {
+        // The client measured on one thread, as a caller's task runs.
+        Mode::Bench => tokio::runtime::Builder::new_current_thread(),
+        // The in-process simulator needs threads of its own.
+        Mode::Smoke => tokio::runtime::Builder::new_multi_thread(),
+    }
+    .enable_all()
+    .build()
+    .unwrap();
+    let out = rt.block_on(run(mode));
+    println!("{out}");
+}
+
+/// Measured runs at `n` orders: fewer for the largest batches, which take seconds each.
+fn runs_at(mode: Mode, n: usize) -> usize {
+    if let Ok(runs) = std::env::var("BATCH_RUNS") {
+        return runs.parse().expect("BATCH_RUNS: a number");
+    }
+    match mode {
+        Mode::Smoke => 0,
+        Mode::Bench if n > 10_000 => 3,
+        Mode::Bench => RUNS,
+    }
+}
+
+/// To profile one part, `BATCH_SIZES` (`10000`, or a comma-separated list) and
+/// `BATCH_PARTS` (any of `sim`, `client`, `round_trip`; `client-sdk` for the client
+/// side without its floor) narrow the run, and `BATCH_RUNS` sets the measured runs;
+/// without `sim`, the client side decodes a synthesized reply. `PERF_CTL_FIFO` and
+/// `PERF_ACK_FIFO` let a `perf record -D -1 --control=fifo:CTL,ACK` see the measured
+/// calls only (`common::Perf`).
+fn selection(mode: Mode) -> (Vec<usize>, impl Fn(&str) -> bool) {
+    let sizes = match std::env::var("BATCH_SIZES") {
+        Ok(list) => list
+            .split(',')
+            .map(|n| {
+                n.trim()
+                    .replace('_', "")
+                    .parse()
+                    .expect("BATCH_SIZES: numbers")
+            })
+            .collect(),
+        Err(_) if mode == Mode::Smoke => SMOKE_SIZES.to_vec(),
+        Err(_) => SIZES.to_vec(),
+    };
+    let parts = std::env::var("BATCH_PARTS").unwrap_or_else(|_| "sim,client,round_trip".into());
+    (sizes, move |part: &str| {
+        parts.split(',').any(|p| p.trim() == part)
+    })
+}
+
+async fn run(mode: Mode) -> serde_json::Value {
+    let (sizes, part) = selection(mode);
+    let sim = Sim::get(mode, 1000).await;
+    let bare = Bare::start();
+    let http = raw_client();
+    let client = licensing_sdk::order::Client::builder(&sim.url)
+        .application_token(APP_TOKEN)
+        .timeout(std::time::Duration::from_secs(600))
+        .build()
+        .unwrap();
+    let path = operations::BATCH_ORDER.path;
+    let sim_url = format!("{}{path}?appKey=bench", sim.url);
+    let bare_url = format!("{}{path}?appKey=bench", bare.url);
+    let setup = Setup {
+        sim,
+        http: http.clone(),
+        client,
+    };
+    let mut perf = Perf::from_env();
+    let mut results = Vec::new();
+    for n in sizes {
+        let started = Instant::now();
+        let runs = runs_at(mode, n);
+        // Run 0 warms up (unless it is the only one).
+        let measured = |run: usize| run > 0 || runs == 0;
+        let first = setup.prepare(n).await;
+        let req = request(&first.0, &first.1, n);
+        let body = Bytes::from(serde_json::to_vec(&req).unwrap());
+        let payload = body.len();
+
+        // Simulator side: the same bytes to the simulator and to the bare handler.
+        let (mut sim_t, mut bare_t) = (Vec::new(), Vec::new());
+        let (mut captured, mut refused) = (None, None::<String>);
+        for run in 0..=runs {
+            if !part("sim") {
+                break;
             }
-            let req = request(&customer, &numbers, batch);
+            if run > 0 {
+                setup.prepare_again(&first).await;
+            }
+            // Alternate which server goes first, so drift affects both alike.
+            for sim_first in [run % 2 == 0, run % 2 == 1] {
+                if !sim_first {
+                    let (t, status, reply) = raw_post(&http, &bare_url, &body).await;
+                    assert_eq!(status, 200, "bare: {}", String::from_utf8_lossy(&reply));
+                    let parsed: PlainReply = serde_json::from_slice(&reply).unwrap();
+                    assert_eq!(parsed.data.len(), n);
+                    if measured(run) {
+                        bare_t.push(t);
+                    }
+                } else if refused.is_none() {
+                    perf.enable();
+                    let (t, status, reply) = raw_post(&http, &sim_url, &body).await;
+                    perf.disable();
+                    assert!(matches!(status, 200 | 299), "simulator: HTTP {status}");
+                    let parsed: PlainReply = serde_json::from_slice(&reply).unwrap();
+                    if parsed.code != 0 {
+                        eprintln!(
+                            "{n} orders: the simulator refused the batch: {}",
+                            parsed.message
+                        );
+                        refused = Some(parsed.message);
+                        continue;
+                    }
+                    assert_eq!(parsed.data.len(), n, "one result per order");
+                    if measured(run) {
+                        sim_t.push(t);
+                    }
+                    captured = Some(reply);
+                }
+            }
+        }
 
-            if run == 0 {
-                let warm = client
-                    .batch_order()
-                    .app_key("bench")
-                    .body(req)
-                    .await
-                    .unwrap();
-                assert_eq!(warm.len(), n);
-                continue;
+        // Client side: the SDK's work on the batch and the captured reply.
+        let reply = captured
+            .clone()
+            .unwrap_or_else(|| synthesized_reply(&first.0.customer_id, n));
+        let (mut sdk_t, mut floor_t, mut client_peaks) = (Vec::new(), Vec::new(), Vec::new());
+        // Three times the runs: no simulator involved, so they are cheap, and they vary.
+        let client_runs = runs * 3;
+        for run in 0..=client_runs {
+            if !part("client") && !part("client-sdk") {
+                break;
+            }
+            // `client-sdk`: the SDK's side alone, for a profile of it.
+            let mut ours = Some(req.clone());
+            let mut theirs = part("client").then(|| req.clone());
+            let (mut floor, mut sdk, mut peak) = (f64::NAN, f64::NAN, 0);
+            // Alternate which side goes first, so the allocator's state and drift affect
+            // both alike.
+            for sdk_turn in [run % 2 == 1, run % 2 == 0] {
+                if sdk_turn {
+                    let Some(ours) = ours.take() else { continue };
+                    let heap = Heap::start();
+                    let t = Instant::now();
+                    perf.enable();
+                    let items = sdk_client_side(&http, &sim_url, ours, &reply).await;
+                    perf.disable();
+                    sdk = t.elapsed().as_secs_f64() * 1e6;
+                    peak = heap.peak();
+                    assert_eq!(items.len(), n);
+                    assert!(
+                        items
+                            .iter()
+                            .enumerate()
+                            .all(|(i, r)| r.sequence as usize == i + 1)
+                    );
+                } else if let Some(theirs) = theirs.take() {
+                    // Given the request, as the SDK is: it drops the request and the
+                    // bytes once sent, as the SDK does (the reply's items outlive both).
+                    let t = Instant::now();
+                    let bytes = serde_json::to_vec(&theirs).unwrap();
+                    let sent = bytes.len();
+                    drop((bytes, theirs));
+                    let plain: PlainReply = serde_json::from_slice(&reply).unwrap();
+                    floor = t.elapsed().as_secs_f64() * 1e6;
+                    assert_eq!((sent, plain.data.len()), (payload, n));
+                }
+            }
+            if measured(run) {
+                floor_t.push(floor);
+                sdk_t.push(sdk);
+                client_peaks.push(peak as f64);
+            }
+        }
+
+        // Round trip: SDK → simulator → SDK, against serialize + parse of the request.
+        let (mut rt_t, mut rt_floor, mut rt_peaks) = (Vec::new(), Vec::new(), Vec::new());
+        for run in 0..=runs {
+            if !part("round_trip") {
+                break;
             }
             let t = Instant::now();
             let bytes = serde_json::to_vec(&req).unwrap();
             let parsed: o::BatchOrderRequest = serde_json::from_slice(&bytes).unwrap();
-            bare.push(t.elapsed().as_secs_f64() * 1e6);
+            let floor = t.elapsed().as_secs_f64() * 1e6;
             assert_eq!(parsed.order_list.len(), n);
-            payload = bytes.len();
             drop((bytes, parsed));
-
-            let before = CURRENT.load(Ordering::Relaxed);
-            PEAK.store(before, Ordering::Relaxed);
+            if measured(run) {
+                rt_floor.push(floor);
+            }
+            if refused.is_some() {
+                continue; // the floor only: the simulator takes no batch of this size
+            }
+            setup.prepare_again(&first).await;
+            let ours = req.clone();
+            let heap = Heap::start();
             let t = Instant::now();
-            let results = client
-                .batch_order()
-                .app_key("bench")
-                .body(req)
-                .await
-                .unwrap();
-            ours.push(t.elapsed().as_secs_f64() * 1e6);
-            peaks.push((PEAK.load(Ordering::Relaxed) - before) as f64);
-            assert_eq!(results.len(), n);
+            perf.enable();
+            let result = setup.client.batch_order().app_key("bench").body(ours).await;
+            perf.disable();
+            let elapsed = t.elapsed().as_secs_f64() * 1e6;
+            let peak = heap.peak();
+            let items = result.unwrap_or_else(|e| panic!("{n} orders: {e}"));
+            assert_eq!(items.len(), n);
+            drop(items);
+            if measured(run) {
+                rt_t.push(elapsed);
+                rt_peaks.push(peak as f64);
+            }
         }
-        eprintln!(
-            "{n} orders: bare {:.0} µs, sdk {:.0} µs",
-            median(bare.clone()),
-            median(ours.clone())
-        );
-        sizes.push(serde_json::json!({
-            "orders": n, "payload_bytes": payload,
-            "bare_serde_us": median(bare), "sdk_round_trip_us": median(ours),
-            "sdk_peak_bytes": peaks.into_iter().fold(0.0, f64::max),
-        }));
+        drop(req);
+
+        let max = |v: Vec<f64>| v.into_iter().fold(f64::NAN, f64::max);
+        let row = json!({
+            "orders": n,
+            "runs": runs.max(1),
+            "client_runs": client_runs.max(1),
+            "payload_bytes": payload,
+            "reply_bytes": reply.len(),
+            "reply": if captured.is_some() { "captured" } else { "synthesized" },
+            "refused": refused,
+            "client": {
+                "sdk_us": median(sdk_t), "floor_us": median(floor_t),
+                "sdk_peak_bytes": max(client_peaks),
+            },
+            "sim": { "sim_us": median(sim_t), "bare_us": median(bare_t) },
+            "round_trip": {
+                "sdk_us": median(rt_t), "floor_us": median(rt_floor),
+                "sdk_peak_bytes": max(rt_peaks),
+            },
+            "seconds": started.elapsed().as_secs_f64(),
+        });
+        eprintln!("{row}");
+        results.push(row);
     }
-    println!("{}", serde_json::json!({"runs": RUNS, "sizes": sizes}));
+    setup.sim.reset(&setup.http).await;
+    json!({"sizes": results})
 }

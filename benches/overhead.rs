@@ -6,7 +6,8 @@
 //! difference is what the SDK adds: hooks, validation, retries bookkeeping, the envelope
 //! step. Calls are interleaved so drift affects both sides alike. Each comparison runs over
 //! plain HTTP and over HTTPS (the server's certificate made at run time, both sides
-//! trusting its CA through one shared `reqwest` client). Prints one JSON object.
+//! trusting its CA through one shared `reqwest` client). Prints one JSON object. Without
+//! `--bench` each comparison makes a few calls only (a smoke run).
 
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,9 @@ use serde::{Deserialize, Serialize};
 
 const WARMUP: usize = 300;
 const ITERATIONS: usize = 3_000;
+/// Without `--bench` (a smoke run of `cargo xtask bench --smoke`): a few calls of each
+/// kind, to check the set-up, not to time it.
+const SMOKE_ITERATIONS: usize = 5;
 const TOKEN: &str = "bench-token";
 
 fn customers(n: usize) -> serde_json::Value {
@@ -228,12 +232,17 @@ async fn measure(
     sdk: &order::Client,
     base: &str,
 ) {
+    let (warmup, iterations) = if std::env::args().any(|a| a == "--bench") {
+        (WARMUP, ITERATIONS)
+    } else {
+        (0, SMOKE_ITERATIONS)
+    };
     for op in ["get_list", "post_body"] {
         let (mut ours, mut hand) = (
-            Vec::with_capacity(ITERATIONS),
-            Vec::with_capacity(ITERATIONS),
+            Vec::with_capacity(iterations),
+            Vec::with_capacity(iterations),
         );
-        for i in 0..WARMUP + ITERATIONS {
+        for i in 0..warmup + iterations {
             let t = Instant::now();
             match op {
                 "get_list" => assert_eq!(sdk_query(sdk).await.len(), 20),
@@ -246,7 +255,7 @@ async fn measure(
                 _ => assert_eq!(hand_bind(http, base).await.channel_code, "CH01"),
             }
             let hand_time = t.elapsed();
-            if i >= WARMUP {
+            if i >= warmup {
                 ours.push(sdk_time);
                 hand.push(hand_time);
             }
@@ -256,7 +265,7 @@ async fn measure(
         results.insert(
             format!("{op}{suffix}"),
             serde_json::json!({
-                "iterations": ITERATIONS,
+                "iterations": iterations,
                 "sdk_median_us": ours_median, "sdk_p99_us": ours_p99,
                 "hand_median_us": hand_median, "hand_p99_us": hand_p99,
                 "ratio_median": ours_median / hand_median, "ratio_p99": ours_p99 / hand_p99,

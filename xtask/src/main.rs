@@ -8,8 +8,8 @@
 //!   the component schema that describes them, plus the list of constraints that the
 //!   committed invalid samples must cover. `.ci/schemas.sh` feeds them to other languages'
 //!   validators and code generators.
-//! * `bench [--quick] [--skip-clean-build]`: every benchmark comparison in one run, written
-//!   to `BENCHMARKS.md` (see `bench.rs`).
+//! * `bench [--quick] [--skip-clean-build] [--smoke]`: every benchmark comparison in one
+//!   run, written to `BENCHMARKS.md` (see `bench.rs`); `--smoke` only checks the set-up.
 //! * `clients [--test]`: TypeScript and Python clients generated from `spec/*.yaml` into
 //!   the target directory; `--test` runs a scenario in each language against
 //!   `licensing-sim` (see `clients.rs` and `xtask/clients/README.md`).
@@ -67,6 +67,10 @@ enum Command {
         /// Skip the clean build (minutes on two cores).
         #[arg(long)]
         skip_clean_build: bool,
+        /// Only check the set-up: debug builds, every path once at its smallest size, no
+        /// Prism, no timing, nothing written.
+        #[arg(long)]
+        smoke: bool,
     },
     /// Generate the TypeScript and Python clients of spec/*.yaml into the target directory.
     Clients {
@@ -114,11 +118,13 @@ fn main() -> ExitCode {
         Command::Bench {
             quick,
             skip_clean_build,
+            smoke,
         } => bench::run(
             &root,
             &bench::Options {
                 quick,
                 skip_clean_build,
+                smoke,
             },
         )
         .map(|()| true),

@@ -1,0 +1,213 @@
+//! What the scale benchmarks share: the heap counter, the run mode, medians, and the
+//! simulator's admin calls they set up with.
+//!
+//! A benchmark binary started by `cargo bench` (its arguments hold `--bench`) measures at
+//! full size and prints one JSON object; started by `cargo test` (no `--bench`), it runs
+//! every path once at a small size against an in-process simulator and only checks the
+//! results, so the test suite keeps each path working without timing anything.
+
+#![allow(dead_code)] // each benchmark binary uses its own part of this module
+
+use std::{
+    alloc::{GlobalAlloc, Layout, System},
+    sync::atomic::{AtomicUsize, Ordering},
+};
+
+/// Counts the heap the process holds, and the most it has held since [`Heap::start`].
+pub struct Counting;
+
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(by: usize) {
+    let now = CURRENT.fetch_add(by, Ordering::Relaxed) + by;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(p, layout) };
+        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+    /// The system's own `realloc` (a large block grows in place or is remapped, not
+    /// copied), counted as the change in size.
+    unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let q = unsafe { System.realloc(p, layout, new_size) };
+        if !q.is_null() {
+            if new_size >= layout.size() {
+                grew(new_size - layout.size());
+            } else {
+                CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+            }
+        }
+        q
+    }
+}
+
+/// Heap growth over a stretch of code: `let h = Heap::start(); …; h.peak()`.
+pub struct Heap {
+    before: usize,
+}
+
+impl Heap {
+    pub fn start() -> Self {
+        let before = CURRENT.load(Ordering::Relaxed);
+        PEAK.store(before, Ordering::Relaxed);
+        Self { before }
+    }
+
+    /// The most the heap held above its size at [`Heap::start`], in bytes.
+    pub fn peak(&self) -> usize {
+        PEAK.load(Ordering::Relaxed).saturating_sub(self.before)
+    }
+}
+
+/// Full measurement (`cargo bench`) or the correctness run (`cargo test`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Mode {
+    Bench,
+    Smoke,
+}
+
+impl Mode {
+    pub fn from_args() -> Self {
+        if std::env::args().any(|a| a == "--bench") {
+            Self::Bench
+        } else {
+            Self::Smoke
+        }
+    }
+}
+
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// The simulator the benchmark calls: the one `cargo xtask bench` started
+/// (`LICENSING_SIM_URL`), or, in a smoke run, one started in this process.
+pub struct Sim {
+    pub url: String,
+    _own: Option<licensing_sim::Simulator>,
+}
+
+impl Sim {
+    pub async fn get(mode: Mode, trial_member_limit: usize) -> Self {
+        match (mode, std::env::var("LICENSING_SIM_URL")) {
+            (_, Ok(url)) => Self { url, _own: None },
+            (Mode::Bench, Err(_)) => panic!(
+                "LICENSING_SIM_URL: the address of a running licensing-sim \
+                 (`cargo xtask bench` starts one)"
+            ),
+            (Mode::Smoke, Err(_)) => {
+                let sim = licensing_sim::Simulator::builder()
+                    .trial_member_limit(trial_member_limit)
+                    .start()
+                    .await
+                    .expect("the in-process simulator starts");
+                Self {
+                    url: sim.url(),
+                    _own: Some(sim),
+                }
+            }
+        }
+    }
+
+    /// Forgets every record (`POST /__sandbox/v1/reset`), so each measured call meets the
+    /// same, empty state.
+    pub async fn reset(&self, http: &reqwest::Client) {
+        let status = http
+            .post(format!("{}/__sandbox/v1/reset", self.url))
+            .send()
+            .await
+            .expect("the simulator answers")
+            .status();
+        assert!(status.is_success(), "reset: HTTP {status}");
+    }
+
+    /// Loads a seed (`POST /__sandbox/v1/seed`); its reply.
+    pub async fn seed(
+        &self,
+        http: &reqwest::Client,
+        seed: &serde_json::Value,
+    ) -> serde_json::Value {
+        let reply = http
+            .post(format!("{}/__sandbox/v1/seed", self.url))
+            .json(seed)
+            .send()
+            .await
+            .expect("the simulator answers");
+        let status = reply.status();
+        let body: serde_json::Value = reply.json().await.expect("a JSON reply");
+        assert!(status.is_success(), "seed: HTTP {status}: {body}");
+        body
+    }
+}
+
+/// A plain HTTP/1.1 client for set-up calls and raw requests: no proxy, one connection
+/// kept alive.
+pub fn raw_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .http1_only()
+        .pool_max_idle_per_host(1)
+        .timeout(std::time::Duration::from_secs(600))
+        .build()
+        .expect("a plain HTTP client")
+}
+
+/// Turns a `perf record --control=fifo:CTL,ACK -D -1` on around the measured code only:
+/// `PERF_CTL_FIFO=CTL PERF_ACK_FIFO=ACK`. Without those variables it does nothing.
+pub struct Perf {
+    fifos: Option<(std::fs::File, std::io::BufReader<std::fs::File>)>,
+}
+
+impl Perf {
+    pub fn from_env() -> Self {
+        let (Ok(ctl), Ok(ack)) = (
+            std::env::var("PERF_CTL_FIFO"),
+            std::env::var("PERF_ACK_FIFO"),
+        ) else {
+            return Self { fifos: None };
+        };
+        let ctl = std::fs::OpenOptions::new()
+            .write(true)
+            .open(ctl)
+            .expect("PERF_CTL_FIFO opens");
+        let ack = std::fs::File::open(ack).expect("PERF_ACK_FIFO opens");
+        Self {
+            fifos: Some((ctl, std::io::BufReader::new(ack))),
+        }
+    }
+
+    fn send(&mut self, command: &str) {
+        use std::io::{BufRead as _, Write as _};
+        if let Some((ctl, ack)) = &mut self.fifos {
+            ctl.write_all(command.as_bytes()).expect("perf control");
+            let mut line = String::new();
+            ack.read_line(&mut line).expect("perf acknowledges");
+        }
+    }
+
+    pub fn enable(&mut self) {
+        self.send("enable\n");
+    }
+
+    pub fn disable(&mut self) {
+        self.send("disable\n");
+    }
+}
