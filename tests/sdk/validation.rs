@@ -490,6 +490,23 @@ async fn optional_setters_take_plain_values() {
     server.verify().await;
 }
 
+/// A builder of `p` with every field but `productUri` set.
+fn product_without_uri(p: ot::Product) -> ot::builder::Product {
+    ot::Product::builder()
+        .crm_product_id(p.crm_product_id)
+        .parent_crm_product_id(p.parent_crm_product_id)
+        .product_name(p.product_name)
+        .product_type(p.product_type)
+        .limit_concurrent(p.limit_concurrent)
+        .limit_time_duration(p.limit_time_duration)
+        .trial(p.trial)
+        .trial_end_date(p.trial_end_date)
+        .time_unit(p.time_unit)
+        .time_unit_quantity(p.time_unit_quantity)
+        .time_duration_expression(p.time_duration_expression)
+        .product_features(p.product_features)
+}
+
 /// Builders are accepted where a list takes a generated type; one conversion at the top
 /// reports the first invalid nested field with its path.
 #[tokio::test]
@@ -516,20 +533,7 @@ async fn nested_builders_report_the_path_of_the_first_invalid_field() {
 
     let base = example_order();
     let product = |uri: Option<&str>| {
-        let p = base.assets[0].products[0].clone();
-        let b = ot::Product::builder()
-            .crm_product_id(p.crm_product_id)
-            .parent_crm_product_id(p.parent_crm_product_id)
-            .product_name(p.product_name)
-            .product_type(p.product_type)
-            .limit_concurrent(p.limit_concurrent)
-            .limit_time_duration(p.limit_time_duration)
-            .trial(p.trial)
-            .trial_end_date(p.trial_end_date)
-            .time_unit(p.time_unit)
-            .time_unit_quantity(p.time_unit_quantity)
-            .time_duration_expression(p.time_duration_expression)
-            .product_features(p.product_features);
+        let b = product_without_uri(base.assets[0].products[0].clone());
         match uri {
             Some(uri) => b.product_uri(uri),
             None => b,
@@ -559,23 +563,7 @@ async fn order_builders_in_a_batch_report_the_whole_path() {
     let client = order_client(&server.uri());
     let base = example_order();
     let product = base.assets[0].products[0].clone();
-    // `productUri` left unset.
-    let without_uri = {
-        let p = product.clone();
-        ot::Product::builder()
-            .crm_product_id(p.crm_product_id)
-            .parent_crm_product_id(p.parent_crm_product_id)
-            .product_name(p.product_name)
-            .product_type(p.product_type)
-            .limit_concurrent(p.limit_concurrent)
-            .limit_time_duration(p.limit_time_duration)
-            .trial(p.trial)
-            .trial_end_date(p.trial_end_date)
-            .time_unit(p.time_unit)
-            .time_unit_quantity(p.time_unit_quantity)
-            .time_duration_expression(p.time_duration_expression)
-            .product_features(p.product_features)
-    };
+    let without_uri = product_without_uri(product.clone());
     let order = || {
         ot::LicenseOrder::new_buy()
             .sequence(base.sequence)
