@@ -12,9 +12,8 @@ use std::{
 use axum::{
     Json,
     body::{Body, Bytes},
-    extract::{FromRequest, FromRequestParts, Path, Query, Request, State},
-    http::{HeaderMap, StatusCode, header},
-    middleware::Next,
+    extract::{FromRequestParts, Path, Request},
+    http::{HeaderMap, StatusCode, header, request::Parts},
     response::{IntoResponse, Response},
 };
 use serde::{Serialize, de::DeserializeOwned};
@@ -22,10 +21,10 @@ use serde_json::{Map, Value};
 
 use super::{
     Config, Shared,
-    admin::types::{FaultKind, JournalEntry},
+    admin::types::FaultKind,
     faults::Faults,
     routes::Route,
-    sandbox::{journal, rules::Subject},
+    sandbox::{journal::Exchange, rules::Subject},
     server::BodyUnread,
 };
 use licensing_sdk::{
@@ -261,44 +260,14 @@ fn undocumented(op: &Operation, failure: &Failure) {
     );
 }
 
-/// A request as the handlers see it. Extracting it never fails: whatever cannot be read
-/// is reported by the handler in the envelope, never as a bare HTTP 4xx.
+/// A request as the handlers see it, read by the gate. Reading it never fails: whatever
+/// cannot be read is reported by the handler in the envelope, never as a bare HTTP 4xx.
 #[derive(Debug)]
 pub(crate) struct Call {
     path: HashMap<String, String>,
     query: Vec<(String, String)>,
     content_type: Option<String>,
     body: Result<Bytes, String>,
-}
-
-impl<S: Send + Sync> FromRequest<S> for Call {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let (mut parts, body) = req.into_parts();
-        // The gate has already rejected undecodable paths and queries.
-        let path = Path::<HashMap<String, String>>::from_request_parts(&mut parts, state)
-            .await
-            .map(|Path(p)| p)
-            .unwrap_or_default();
-        let query = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri)
-            .map(|Query(q)| q)
-            .unwrap_or_default();
-        let content_type = parts
-            .headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let body = Bytes::from_request(Request::from_parts(parts, body), state)
-            .await
-            .map_err(|e| e.body_text());
-        Ok(Self {
-            path,
-            query,
-            content_type,
-            body,
-        })
-    }
 }
 
 impl Call {
@@ -591,52 +560,40 @@ impl Service {
     }
 }
 
-/// Every request to an operation passes here before its handler, and every reply after
-/// it: the checks every operation shares (latency, credentials, `g_nonce`, injected
-/// faults, scripted fault rules) and the journal. A failed check is answered with the
-/// operation's own reply type and a documented code.
-pub(crate) async fn gate(State(route): State<Route>, req: Request, next: Next) -> Response {
+/// Every request to an operation passes here: the checks every operation shares
+/// (latency, credentials, `g_nonce`, injected faults, scripted fault rules), then the
+/// operation, then the journal. A failed check is answered with the operation's own reply
+/// type and a documented code. The path, the query and the body are read once, here, and
+/// handed to the operation as a [`Call`].
+pub(crate) async fn gate(route: Route, req: Request) -> Response {
     let started = Instant::now();
     let shared = Arc::clone(&route.shared);
-    let op = route.op;
     let time = shared.clock.now_ms();
-    let method = req.method().to_string();
-    let path = req.uri().path().to_string();
-    let query = Query::<Vec<(String, String)>>::try_from_uri(req.uri())
-        .map(|Query(q)| q)
-        .unwrap_or_default();
-    // The body is read here only when the journal or a fault rule needs it.
-    let (req, body) = if shared.journal.enabled() || shared.rules.wants_body(op.id) {
-        buffer(req).await
-    } else {
-        (req, None)
-    };
-    let (response, fault_id, effect) = checks(route, req, body.as_ref(), next).await;
+    let (mut parts, body) = req.into_parts();
+    // The server has read the body into memory already (within its budget): this takes
+    // it, or the reason it could not be read, which the operation answers.
+    let body = axum::body::to_bytes(body, crate::routes::MAX_BODY_BYTES)
+        .await
+        .map_err(|e| format!("Failed to buffer the request body: {e}"));
+    let kept = body.as_ref().ok().cloned();
+    let (response, fault, effect) = checks(&route, &mut parts, body).await;
     let response = if shared.journal.enabled() {
-        let (parts, reply) = response.into_parts();
+        let (head, reply) = response.into_parts();
         let reply = axum::body::to_bytes(reply, usize::MAX)
             .await
             .unwrap_or_default();
         let dropped = matches!(effect, Some(Effect::Drop));
-        shared.journal.push(JournalEntry {
-            seq: 0,
+        shared.journal.push(Exchange {
             time,
-            operation: Some(op.id.to_string()),
-            method,
-            path,
-            query: journal::query(&query),
-            request_body: body.as_deref().and_then(journal::body),
-            status: if dropped {
-                0
-            } else {
-                i32::from(parts.status.as_u16())
-            },
-            code: if dropped { None } else { reply_code(&reply) },
-            reply_body: if dropped { None } else { journal::body(&reply) },
-            fault: fault_id,
-            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+            operation: route.op.id,
+            method: parts.method,
+            uri: parts.uri,
+            request_body: kept.unwrap_or_default(),
+            reply: (!dropped).then(|| (head.status, reply.clone())),
+            fault,
+            duration: started.elapsed(),
         });
-        Response::from_parts(parts, Body::from(reply))
+        Response::from_parts(head, Body::from(reply))
     } else {
         response
     };
@@ -646,36 +603,12 @@ pub(crate) async fn gate(State(route): State<Route>, req: Request, next: Next) -
     }
 }
 
-/// The request with its body read into memory (when it can be: otherwise the body reports
-/// the same failure to the handler, which answers it in the envelope).
-async fn buffer(req: Request) -> (Request, Option<Bytes>) {
-    let (parts, body) = req.into_parts();
-    match axum::body::to_bytes(body, crate::routes::MAX_BODY_BYTES).await {
-        Ok(bytes) => (
-            Request::from_parts(parts, Body::from(bytes.clone())),
-            Some(bytes),
-        ),
-        Err(e) => {
-            let message = e.to_string();
-            let failing = futures_util::stream::once(async move {
-                Err::<Bytes, _>(std::io::Error::other(message))
-            });
-            (Request::from_parts(parts, Body::from_stream(failing)), None)
-        }
-    }
-}
-
-/// The business code of a reply body, as a string (`"0"` for success).
-fn reply_code(body: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Code {
-        code: Value,
-    }
-    match serde_json::from_slice::<Code>(body).ok()?.code {
-        Value::String(s) => Some(s),
-        Value::Null => None,
-        other => Some(other.to_string()),
-    }
+/// The query string's parameters, in order, decoded as `application/x-www-form-urlencoded`
+/// (undecodable bytes become U+FFFD, as in axum's `Query`).
+fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
+    query
+        .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+        .unwrap_or_default()
 }
 
 /// What a fired rule does to the reply after the operation ran.
@@ -738,29 +671,32 @@ impl Effect {
     }
 }
 
-/// The shared checks, then the handler; with the id of a fault rule that fired and what
-/// it still does to the reply.
+/// The shared checks, then the operation; with the id of a fault rule that fired and
+/// what it still does to the reply.
 async fn checks(
-    route: Route,
-    req: Request,
-    body: Option<&Bytes>,
-    next: Next,
+    route: &Route,
+    parts: &mut Parts,
+    body: Result<Bytes, String>,
 ) -> (Response, Option<i64>, Option<Effect>) {
-    let Route { shared, op, error } = route;
+    let Route {
+        shared,
+        op,
+        error,
+        answer,
+    } = route;
+    let (shared, op) = (&**shared, *op);
     let faults = shared.faults.get();
     if !faults.latency.is_zero() {
         tokio::time::sleep(faults.latency).await;
     }
-    let (mut parts, req_body) = req.into_parts();
     let service = Service::from(op.service);
-    let path_params =
-        match Path::<HashMap<String, String>>::from_request_parts(&mut parts, &()).await {
-            Ok(Path(p)) => p,
-            Err(_) => {
-                let failure = malformed(op, "a path parameter is not valid UTF-8");
-                return (error(op, failure), None, None);
-            }
-        };
+    let path = match Path::<HashMap<String, String>>::from_request_parts(parts, &()).await {
+        Ok(Path(p)) => p,
+        Err(_) => {
+            let failure = malformed(op, "a path parameter is not valid UTF-8");
+            return (error(op, failure), None, None);
+        }
+    };
     if let Err(failure) = authenticate(&shared.config, service, &parts.headers) {
         return (error(op, failure), None, None);
     }
@@ -770,17 +706,8 @@ async fn checks(
         let failure = Failure::new(ErrorCode::NetworkException, unread.0.clone());
         return (error(op, failure), None, None);
     }
-    let Ok(Query(query)) = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri) else {
-        return (
-            error(
-                op,
-                malformed(op, "the query string (and g_nonce in it) cannot be decoded"),
-            ),
-            None,
-            None,
-        );
-    };
-    if let Err(failure) = check_nonce(&shared, op, &query) {
+    let query = query_pairs(parts.uri.query());
+    if let Err(failure) = check_nonce(shared, op, &query) {
         return (error(op, failure), None, None);
     }
     let user_center = op.documents(ErrorCode::UserCenterException.as_str());
@@ -797,9 +724,11 @@ async fn checks(
     }
     // Parsed only for a rule that looks into bodies: a large batch is costly to read twice.
     let json = body
+        .as_ref()
+        .ok()
         .filter(|_| shared.rules.wants_body(op.id))
         .and_then(|b| serde_json::from_slice::<Value>(b).ok());
-    let enterprise = path_params
+    let enterprise = path
         .get("enterpriseGlobalId")
         .map(String::as_str)
         .or_else(|| {
@@ -813,9 +742,18 @@ async fn checks(
         enterprise,
         body: json.as_ref(),
     });
-    let req = Request::from_parts(parts, req_body);
+    let call = Call {
+        path,
+        query,
+        content_type: parts
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+        body,
+    };
     let Some((id, fault)) = fired else {
-        return (next.run(req).await, None, None);
+        return (answer(shared, &call), None, None);
     };
     tracing::debug!(operation = op.id, rule = id, kind = %fault.kind, "fault rule fired");
     let ms = Duration::from_millis(fault.ms.unwrap_or(0).try_into().unwrap_or(0));
@@ -835,14 +773,14 @@ async fn checks(
         }
         FaultKind::Delay => {
             tokio::time::sleep(ms).await;
-            return (next.run(req).await, Some(id), None);
+            return (answer(shared, &call), Some(id), None);
         }
         FaultKind::SlowBody => Effect::Slow(ms),
         FaultKind::DropConnection => Effect::Drop,
         FaultKind::TruncatedBody => Effect::Truncate,
         FaultKind::MalformedBody => Effect::Malformed,
     };
-    (next.run(req).await, Some(id), Some(effect))
+    (answer(shared, &call), Some(id), Some(effect))
 }
 
 /// The token of an `Authorization: Bearer <token>` header.

@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use axum::{
     Router,
-    extract::State,
-    middleware,
+    extract::Request,
     response::Response,
     routing::{MethodFilter, MethodRouter, on},
 };
@@ -27,38 +26,46 @@ type Handler<R> = fn(&Shared, &Call) -> Result<<R as Reply>::Data, Failure>;
 /// batch is ~40 MB.
 pub(crate) const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
 
-/// What the gate of one route needs: the shared state, the operation's record, and how
-/// to answer a failure with the operation's own reply type.
+/// What the gate of one route needs: the shared state, the operation's record, how to
+/// answer a failure with the operation's own reply type, and how to run the operation.
 #[derive(Clone)]
 pub(crate) struct Route {
     pub shared: Arc<Shared>,
     pub op: &'static Operation,
     pub error: fn(&'static Operation, Failure) -> Response,
+    /// The operation's handler, run by [`Shared::run`], its result in the envelope.
+    pub answer: fn(&Shared, &Call) -> Response,
 }
 
+/// One operation's route: its gate, which runs the operation. A wrong method still gets
+/// 405, an unknown path 404.
 fn route<R>(
     shared: &Arc<Shared>,
     op: &'static Operation,
     filter: MethodFilter,
-    handler: Handler<R>,
+    answer: fn(&Shared, &Call) -> Response,
 ) -> MethodRouter<Arc<Shared>>
 where
     R: Reply + 'static,
 {
-    let gate = Route {
+    let route = Route {
         shared: Arc::clone(shared),
         op,
         error: |op, failure| http::respond::<R>(op, Err(failure)),
+        answer,
     };
-    on(
-        filter,
-        // `Shared::run` orders mutating calls and makes each durable before the reply.
-        move |State(shared): State<Arc<Shared>>, call: Call| async move {
-            http::respond::<R>(op, shared.run(op, &call, handler))
-        },
-    )
-    // `route_layer`: a wrong method still gets 405, an unknown path 404.
-    .route_layer(middleware::from_fn_with_state(gate, http::gate))
+    on(filter, move |req: Request| http::gate(route, req))
+}
+
+/// Runs an operation's handler as [`Shared::run`] orders it (mutating calls one at a time,
+/// each durable before the reply) and puts its result in the envelope.
+fn answer<R: Reply>(
+    shared: &Shared,
+    op: &'static Operation,
+    call: &Call,
+    handler: Handler<R>,
+) -> Response {
+    http::respond::<R>(op, shared.run(op, call, handler))
 }
 
 macro_rules! router {
@@ -70,7 +77,12 @@ macro_rules! router {
             $(
                 router = router.route(
                     $path,
-                    route::<$reply>(&shared, &$op, MethodFilter::$method, $service::$handler),
+                    route::<$reply>(
+                        &shared,
+                        &$op,
+                        MethodFilter::$method,
+                        |shared, call| answer::<$reply>(shared, &$op, call, $service::$handler),
+                    ),
                 );
             )*
             router

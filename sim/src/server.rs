@@ -438,7 +438,9 @@ struct Activity {
     h2: AtomicBool,
     /// Set when the connection is asked to close to make room.
     evict: AtomicBool,
-    /// Wakes the connection's task when the phase changes or it is asked to close.
+    /// Wakes the connection's task when it is asked to close. Phase changes do not: they
+    /// are on every request's path, and the task looks at the phase often enough anyway
+    /// (see [`Activity::next_check`]).
     changed: Notify,
 }
 
@@ -493,10 +495,20 @@ impl Activity {
         })
     }
 
+    /// When the connection's task next looks at the phase: at the deadline, or sooner.
+    ///
+    /// A change of phase moves the deadline to at least one header or idle timeout after
+    /// it happens (the shorter of the two). So a task that looks again no later than that
+    /// long after it last looked never misses a deadline, and nobody has to wake it.
+    fn next_check(&self, limits: &Limits) -> Instant {
+        let soonest = Instant::now() + limits.header_timeout.min(limits.idle_timeout);
+        self.deadline(limits)
+            .map_or(soonest, |(at, _)| at.min(soonest))
+    }
+
     /// Starts the quiet period over (the TLS handshake is done).
     fn restart(&self) {
         self.phase().quiet_since = Instant::now();
-        self.changed.notify_one();
     }
 
     fn bytes_arrived(&self) {
@@ -506,8 +518,6 @@ impl Activity {
         let mut phase = self.phase();
         if phase.in_flight == 0 && phase.request_started.is_none() {
             phase.request_started = Some(Instant::now());
-            drop(phase);
-            self.changed.notify_one();
         }
     }
 
@@ -520,7 +530,6 @@ impl Activity {
         phase.served = true;
         phase.request_started = None;
         drop(phase);
-        self.changed.notify_one();
         Busy(Arc::clone(self))
     }
 }
@@ -535,8 +544,6 @@ impl Drop for Busy {
         if phase.in_flight == 0 {
             phase.quiet_since = Instant::now();
         }
-        drop(phase);
-        self.0.changed.notify_one();
     }
 }
 
@@ -853,13 +860,7 @@ async fn drive<S>(
     let conn = builder.serve_connection_with_upgrades(io, service);
     tokio::pin!(conn);
     loop {
-        let deadline = activity.deadline(&server.limits);
-        let expired = async {
-            match deadline {
-                Some((at, _)) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
+        let check = tokio::time::sleep_until(activity.next_check(&server.limits));
         tokio::select! {
             result = conn.as_mut() => {
                 if let Err(e) = result {
@@ -879,7 +880,7 @@ async fn drive<S>(
                     break;
                 }
             }
-            () = expired => {
+            () = check => {
                 if let Some((at, which)) = activity.deadline(&server.limits)
                     && at <= Instant::now()
                 {

@@ -1,11 +1,21 @@
 //! The request journal: every request the services received and what they answered,
 //! newest last, bounded, with secrets replaced by a marker.
+//!
+//! Recording is on every request's path, reading is rare: an exchange is kept as it went
+//! over the wire (the request's method, URI and body, the reply's status and body, each
+//! shared, not copied) and is parsed and redacted only when the journal is read. Nothing
+//! leaves the journal unredacted: [`Journal::read`] is its only way out.
 
 use std::{
     collections::VecDeque,
     sync::{Mutex, PoisonError},
+    time::Duration,
 };
 
+use axum::{
+    body::Bytes,
+    http::{Method, StatusCode, Uri},
+};
 use serde_json::{Map, Value};
 
 use crate::admin::types::{JournalEntry, JournalPage, QueryParam};
@@ -26,9 +36,100 @@ pub(crate) struct Journal {
 
 #[derive(Debug, Default)]
 struct Inner {
-    entries: VecDeque<JournalEntry>,
+    entries: VecDeque<Kept>,
     next_seq: i64,
     dropped: i64,
+}
+
+/// One request and its reply, as recorded by the gate.
+#[derive(Debug)]
+pub(crate) struct Exchange {
+    /// When it arrived (simulator clock, ms since the Unix epoch).
+    pub time: i64,
+    pub operation: &'static str,
+    pub method: Method,
+    pub uri: Uri,
+    pub request_body: Bytes,
+    /// `None` when the connection was dropped on purpose (no reply was sent).
+    pub reply: Option<(StatusCode, Bytes)>,
+    /// The fault rule that fired, if one did.
+    pub fault: Option<i64>,
+    pub duration: Duration,
+}
+
+/// An exchange as the journal holds it.
+#[derive(Debug)]
+struct Kept {
+    seq: i64,
+    time: i64,
+    operation: &'static str,
+    method: Method,
+    uri: Uri,
+    request_body: Raw,
+    status: Option<StatusCode>,
+    reply_body: Raw,
+    /// The reply's business code when it was read as the exchange was recorded (a reply
+    /// too large to keep, or none); otherwise it is read from the kept reply when shown.
+    code: Option<Option<String>>,
+    fault: Option<i64>,
+    duration: Duration,
+}
+
+/// A body up to [`MAX_KEPT_BODY`] as received; a larger one only by its size.
+#[derive(Debug)]
+enum Raw {
+    Kept(Bytes),
+    Omitted(usize),
+}
+
+impl Raw {
+    fn new(bytes: Bytes) -> Self {
+        if bytes.len() > MAX_KEPT_BODY {
+            Raw::Omitted(bytes.len())
+        } else {
+            Raw::Kept(bytes)
+        }
+    }
+
+    /// As the journal shows it ([`body`]).
+    fn shown(&self) -> Option<Value> {
+        match self {
+            Raw::Kept(bytes) => body(bytes),
+            Raw::Omitted(len) => Some(omitted(*len)),
+        }
+    }
+}
+
+impl Kept {
+    fn code(&self) -> Option<String> {
+        match (&self.code, &self.reply_body) {
+            (Some(code), _) => code.clone(),
+            (None, Raw::Kept(bytes)) => reply_code(bytes),
+            (None, Raw::Omitted(_)) => None,
+        }
+    }
+
+    fn entry(&self, code: Option<String>) -> JournalEntry {
+        let pairs: Vec<(String, String)> = self
+            .uri
+            .query()
+            .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+            .unwrap_or_default();
+        JournalEntry {
+            seq: self.seq,
+            time: self.time,
+            operation: Some(self.operation.to_string()),
+            method: self.method.to_string(),
+            path: self.uri.path().to_string(),
+            query: query(&pairs),
+            request_body: self.request_body.shown(),
+            status: self.status.map_or(0, |s| i32::from(s.as_u16())),
+            code,
+            reply_body: self.status.and_then(|_| self.reply_body.shown()),
+            fault: self.fault,
+            duration_ms: self.duration.as_secs_f64() * 1000.0,
+        }
+    }
 }
 
 /// Which entries to read.
@@ -58,47 +159,76 @@ impl Journal {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Appends an entry (its `seq` is assigned here), forgetting the oldest when full.
-    pub fn push(&self, mut entry: JournalEntry) {
+    /// Appends an exchange (its `seq` is assigned here), forgetting the oldest when full.
+    pub fn push(&self, exchange: Exchange) {
         if !self.enabled() {
             return;
         }
-        let mut inner = self.inner();
-        inner.next_seq += 1;
-        entry.seq = inner.next_seq;
-        if inner.entries.len() == self.capacity {
-            inner.entries.pop_front();
-            inner.dropped += 1;
-        }
-        inner.entries.push_back(entry);
+        // A reply too large to keep keeps its code, read now; others are read when shown.
+        let (status, reply_body, code) = match exchange.reply {
+            None => (None, Raw::Omitted(0), Some(None)),
+            Some((status, body)) if body.len() > MAX_KEPT_BODY => (
+                Some(status),
+                Raw::Omitted(body.len()),
+                Some(reply_code(&body)),
+            ),
+            Some((status, body)) => (Some(status), Raw::Kept(body), None),
+        };
+        let mut kept = Kept {
+            seq: 0,
+            time: exchange.time,
+            operation: exchange.operation,
+            method: exchange.method,
+            uri: exchange.uri,
+            request_body: Raw::new(exchange.request_body),
+            status,
+            reply_body,
+            code,
+            fault: exchange.fault,
+            duration: exchange.duration,
+        };
+        let evicted = {
+            let mut inner = self.inner();
+            inner.next_seq += 1;
+            kept.seq = inner.next_seq;
+            let evicted = if inner.entries.len() == self.capacity {
+                inner.dropped += 1;
+                inner.entries.pop_front()
+            } else {
+                None
+            };
+            inner.entries.push_back(kept);
+            evicted
+        };
+        // Freed outside the lock.
+        drop(evicted);
     }
 
     /// The entries that match, oldest first (the newest `limit` of them).
     pub fn read(&self, filter: &Filter) -> JournalPage {
         let inner = self.inner();
-        let mut entries: Vec<JournalEntry> = inner
+        let mut entries: Vec<(&Kept, Option<String>)> = inner
             .entries
             .iter()
             .filter(|e| {
-                filter
-                    .operation
-                    .as_ref()
-                    .is_none_or(|op| e.operation.as_ref() == Some(op))
-                    && filter
-                        .code
-                        .as_ref()
-                        .is_none_or(|c| e.code.as_ref() == Some(c))
+                filter.operation.as_ref().is_none_or(|op| e.operation == op)
                     && filter.since.is_none_or(|t| e.time >= t)
                     && filter.until.is_none_or(|t| e.time < t)
             })
-            .cloned()
+            .map(|e| (e, e.code()))
+            .filter(|(_, code)| {
+                filter
+                    .code
+                    .as_ref()
+                    .is_none_or(|c| code.as_ref() == Some(c))
+            })
             .collect();
         if let Some(limit) = filter.limit {
             let skip = entries.len().saturating_sub(limit);
             entries.drain(..skip);
         }
         JournalPage {
-            entries,
+            entries: entries.into_iter().map(|(e, code)| e.entry(code)).collect(),
             capacity: i64::try_from(self.capacity).unwrap_or(i64::MAX),
             dropped: inner.dropped,
         }
@@ -110,6 +240,25 @@ impl Journal {
         inner.entries.clear();
         inner.dropped = 0;
     }
+}
+
+/// The business code of a reply body, as a string (`"0"` for success).
+fn reply_code(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: Value,
+    }
+    match serde_json::from_slice::<Code>(body).ok()?.code {
+        Value::String(s) => Some(s),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+fn omitted(len: usize) -> Value {
+    let mut omitted = Map::new();
+    omitted.insert("omitted".to_string(), Value::from(len));
+    Value::Object(omitted)
 }
 
 /// Whether a field or parameter name carries a secret: tokens, passwords (an employee's,
@@ -128,9 +277,7 @@ pub(crate) fn body(bytes: &[u8]) -> Option<Value> {
         return None;
     }
     if bytes.len() > MAX_KEPT_BODY {
-        let mut omitted = Map::new();
-        omitted.insert("omitted".to_string(), Value::from(bytes.len()));
-        return Some(Value::Object(omitted));
+        return Some(omitted(bytes.len()));
     }
     match serde_json::from_slice::<Value>(bytes) {
         Ok(mut value) => {
@@ -178,21 +325,79 @@ pub(crate) fn query(pairs: &[(String, String)]) -> Vec<QueryParam> {
 mod tests {
     use super::*;
 
-    fn entry(operation: &str, code: &str, time: i64) -> JournalEntry {
-        JournalEntry {
-            code: Some(code.to_string()),
-            duration_ms: 0.0,
-            fault: None,
-            method: "POST".into(),
-            operation: Some(operation.to_string()),
-            path: "/p".into(),
-            query: Vec::new(),
-            reply_body: None,
-            request_body: None,
-            seq: 0,
-            status: 200,
+    fn entry(operation: &'static str, code: &str, time: i64) -> Exchange {
+        Exchange {
             time,
+            operation,
+            method: Method::POST,
+            uri: Uri::from_static("/p"),
+            request_body: Bytes::new(),
+            reply: Some((
+                StatusCode::OK,
+                Bytes::from(format!(r#"{{"code":"{code}"}}"#)),
+            )),
+            fault: None,
+            duration: Duration::ZERO,
         }
+    }
+
+    #[test]
+    fn read_as_received_shown_redacted() {
+        let journal = Journal::new(4);
+        journal.push(Exchange {
+            uri: Uri::from_static("/p/q?g_nonce=n1&appKey=k-secret"),
+            request_body: Bytes::from_static(br#"{"password":"pw-secret","size":1}"#),
+            reply: Some((
+                StatusCode::from_u16(299).unwrap(),
+                Bytes::from_static(br#"{"code":13004,"message":"m","token":"t-secret"}"#),
+            )),
+            fault: Some(7),
+            duration: Duration::from_micros(1500),
+            ..entry("op", "0", 5)
+        });
+        let mut large = Vec::from(&br#"{"code":"60027","data":""#[..]);
+        large.resize(MAX_KEPT_BODY + 10, b'x');
+        large.extend_from_slice(br#""}"#);
+        journal.push(Exchange {
+            reply: Some((StatusCode::OK, Bytes::from(large))),
+            ..entry("big", "0", 6)
+        });
+        journal.push(Exchange {
+            reply: None,
+            ..entry("dropped", "0", 7)
+        });
+        let page = journal.read(&Filter::default());
+        let shown = serde_json::to_string(&page).unwrap();
+        for secret in ["k-secret", "pw-secret", "t-secret"] {
+            assert!(!shown.contains(secret), "{secret} shown: {shown}");
+        }
+        let [first, big, dropped] = &page.entries[..] else {
+            panic!("three entries: {shown}");
+        };
+        assert_eq!(first.path, "/p/q");
+        assert_eq!(
+            first
+                .query
+                .iter()
+                .map(|q| (&*q.name, &*q.value))
+                .collect::<Vec<_>>(),
+            [("g_nonce", "n1"), ("appKey", REDACTED)]
+        );
+        assert_eq!(first.request_body.as_ref().unwrap()["size"], 1);
+        assert_eq!((first.status, first.code.as_deref()), (299, Some("13004")));
+        assert_eq!((first.fault, first.duration_ms), (Some(7), 1.5));
+        assert_eq!(big.code.as_deref(), Some("60027"));
+        assert_eq!(
+            big.reply_body.as_ref().unwrap()["omitted"],
+            MAX_KEPT_BODY + 12
+        );
+        assert_eq!((dropped.status, dropped.code.as_ref()), (0, None));
+        assert!(dropped.reply_body.is_none());
+        let failed = journal.read(&Filter {
+            code: Some("60027".into()),
+            ..Filter::default()
+        });
+        assert_eq!(failed.entries.len(), 1);
     }
 
     #[test]
