@@ -5,16 +5,15 @@
 use std::{
     collections::{HashMap, HashSet, VecDeque},
     hash::{BuildHasher, RandomState},
-    sync::{Arc, PoisonError},
+    sync::PoisonError,
     time::{Duration, Instant},
 };
 
 use axum::{
-    Json,
     body::{Body, Bytes},
-    extract::{FromRequestParts, Path, Request},
-    http::{HeaderMap, StatusCode, header, request::Parts},
-    response::{IntoResponse, Response},
+    extract::Request,
+    http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts},
+    response::Response,
 };
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value};
@@ -23,7 +22,7 @@ use super::{
     Config, Shared,
     admin::types::FaultKind,
     faults::Faults,
-    routes::Route,
+    routes::{PathParams, Route},
     sandbox::{journal::Exchange, rules::Subject},
     server::BodyUnread,
 };
@@ -225,16 +224,64 @@ impl Reply for m::AddMembersReply {
 /// whose code the documents do not give for `op` is a simulator bug. Debug builds (every
 /// test run) panic, which drops the connection so the caller sees an error; release builds
 /// log it at error level and still answer.
-pub(crate) fn respond<R: Reply>(op: &Operation, result: Result<R::Data, Failure>) -> Response {
+pub(crate) fn respond<R: Reply>(op: &Operation, result: Result<R::Data, Failure>) -> Answer {
     match result {
-        Ok(data) => (StatusCode::OK, Json(R::success(data))).into_response(),
+        Ok(data) => Answer::json(StatusCode::OK, &R::success(data)),
         Err(failure) => {
             if !op.documents(failure.code.as_str()) {
                 undocumented(op, &failure);
             }
             tracing::debug!(operation = op.id, code = %failure.code, cause = %failure.cause, "business exception");
-            (business_exception(), Json(R::failure(failure))).into_response()
+            Answer::json(business_exception(), &R::failure(failure))
         }
+    }
+}
+
+/// A reply as the gate handles it: the journal keeps its bytes as they are, and it
+/// becomes a response once, at the end.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub status: StatusCode,
+    /// The JSON envelope; empty for a bare status (a fault rule's).
+    pub body: Bytes,
+}
+
+impl Answer {
+    /// `value` as JSON.
+    fn json(status: StatusCode, value: &impl Serialize) -> Self {
+        // Most envelopes fit; a larger one grows the buffer as it is written.
+        let mut body = Vec::with_capacity(512);
+        match serde_json::to_writer(&mut body, value) {
+            Ok(()) => Self {
+                status,
+                body: body.into(),
+            },
+            Err(e) => {
+                tracing::error!(error = %e, "a reply could not be serialized");
+                Self::status(StatusCode::INTERNAL_SERVER_ERROR)
+            }
+        }
+    }
+
+    /// A status and no body.
+    fn status(status: StatusCode) -> Self {
+        Self {
+            status,
+            body: Bytes::new(),
+        }
+    }
+
+    fn into_response(self) -> Response {
+        let json = !self.body.is_empty();
+        let mut response = Response::new(Body::from(self.body));
+        *response.status_mut() = self.status;
+        if json {
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+        }
+        response
     }
 }
 
@@ -560,43 +607,45 @@ impl Service {
     }
 }
 
+/// A path parameter that is not valid UTF-8 once percent-decoded.
+#[derive(Debug)]
+pub(crate) struct InvalidPath;
+
 /// Every request to an operation passes here: the checks every operation shares
 /// (latency, credentials, `g_nonce`, injected faults, scripted fault rules), then the
 /// operation, then the journal. A failed check is answered with the operation's own reply
-/// type and a documented code. The path, the query and the body are read once, here, and
-/// handed to the operation as a [`Call`].
-pub(crate) async fn gate(route: Route, req: Request) -> Response {
+/// type and a documented code. The path, the query and the body are read once (the path
+/// by the caller, which found the route), and handed to the operation as a [`Call`].
+pub(crate) async fn gate(route: &Route, path: PathParams, req: Request) -> Response {
     let started = Instant::now();
-    let shared = Arc::clone(&route.shared);
+    let shared = &route.shared;
     let time = shared.clock.now_ms();
-    let (mut parts, body) = req.into_parts();
+    let (parts, body) = req.into_parts();
     // The server has read the body into memory already (within its budget): this takes
     // it, or the reason it could not be read, which the operation answers.
     let body = axum::body::to_bytes(body, crate::routes::MAX_BODY_BYTES)
         .await
         .map_err(|e| format!("Failed to buffer the request body: {e}"));
     let kept = body.as_ref().ok().cloned();
-    let (response, fault, effect) = checks(&route, &mut parts, body).await;
-    let response = if shared.journal.enabled() {
-        let (head, reply) = response.into_parts();
-        let reply = axum::body::to_bytes(reply, usize::MAX)
-            .await
-            .unwrap_or_default();
+    let (answer, fault, effect) = checks(route, path, &parts, body).await;
+    if shared.journal.enabled() {
         let dropped = matches!(effect, Some(Effect::Drop));
         shared.journal.push(Exchange {
             time,
             operation: route.op.id,
             method: parts.method,
-            uri: parts.uri,
+            target: parts
+                .uri
+                .path_and_query()
+                .map_or_else(|| parts.uri.path(), |pq| pq.as_str())
+                .into(),
             request_body: kept.unwrap_or_default(),
-            reply: (!dropped).then(|| (head.status, reply.clone())),
+            reply: (!dropped).then(|| (answer.status, answer.body.clone())),
             fault,
             duration: started.elapsed(),
         });
-        Response::from_parts(head, Body::from(reply))
-    } else {
-        response
-    };
+    }
+    let response = answer.into_response();
     match effect {
         None => response,
         Some(effect) => effect.apply(response).await,
@@ -675,9 +724,10 @@ impl Effect {
 /// what it still does to the reply.
 async fn checks(
     route: &Route,
-    parts: &mut Parts,
+    path: PathParams,
+    parts: &Parts,
     body: Result<Bytes, String>,
-) -> (Response, Option<i64>, Option<Effect>) {
+) -> (Answer, Option<i64>, Option<Effect>) {
     let Route {
         shared,
         op,
@@ -690,12 +740,9 @@ async fn checks(
         tokio::time::sleep(faults.latency).await;
     }
     let service = Service::from(op.service);
-    let path = match Path::<HashMap<String, String>>::from_request_parts(parts, &()).await {
-        Ok(Path(p)) => p,
-        Err(_) => {
-            let failure = malformed(op, "a path parameter is not valid UTF-8");
-            return (error(op, failure), None, None);
-        }
+    let Ok(path) = path else {
+        let failure = malformed(op, "a path parameter is not valid UTF-8");
+        return (error(op, failure), None, None);
     };
     if let Err(failure) = authenticate(&shared.config, service, &parts.headers) {
         return (error(op, failure), None, None);
@@ -769,7 +816,7 @@ async fn checks(
                 .and_then(|s| u16::try_from(s).ok())
                 .and_then(|s| StatusCode::from_u16(s).ok())
                 .unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
-            return (status.into_response(), Some(id), None);
+            return (Answer::status(status), Some(id), None);
         }
         FaultKind::Delay => {
             tokio::time::sleep(ms).await;

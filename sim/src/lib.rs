@@ -464,7 +464,7 @@ impl SimulatorBuilder {
                 io::Error::new(io::ErrorKind::InvalidData, format!("the seed: {e}"))
             })?;
         }
-        let app = routes::router(Arc::clone(&shared));
+        let app = routes::app(Arc::clone(&shared));
         let (stop, stopped) = oneshot::channel::<()>();
         let is_tls = self.tls.is_some();
         let server = Arc::new(server::Server::new(self.limits));

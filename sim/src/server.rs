@@ -47,6 +47,8 @@ use tokio::{
 };
 use tokio_rustls::TlsAcceptor;
 
+use crate::routes::Operations;
+
 /// How long a client has to send a request's headers (and, over HTTPS, to finish the TLS
 /// handshake) unless configured otherwise.
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -612,12 +614,30 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
     }
 }
 
-/// The router behind the server's limits, for one connection: it marks the request in
+/// What a server serves: the simulator's operations, found without the router (the way
+/// nearly every request takes), and an axum router for everything else.
+#[derive(Clone)]
+pub(crate) struct App {
+    pub operations: Option<Arc<Operations>>,
+    pub router: Router,
+}
+
+impl From<Router> for App {
+    fn from(router: Router) -> Self {
+        Self {
+            operations: None,
+            router,
+        }
+    }
+}
+
+/// The app behind the server's limits, for one connection: it marks the request in
 /// progress, reads its body within the budget and the body timeout, and holds both until
 /// the reply has been sent.
 #[derive(Clone)]
 struct Limited {
-    app: TowerToHyperService<Router>,
+    operations: Option<Arc<Operations>>,
+    router: TowerToHyperService<Router>,
     server: Arc<Server>,
     activity: Arc<Activity>,
 }
@@ -632,7 +652,11 @@ impl hyper::service::Service<Request<Incoming>> for Limited {
         let this = self.clone();
         Box::pin(async move {
             let (req, lease) = this.server.read_body(req).await;
-            let response = this.app.call(req).await?;
+            let operation = this.operations.as_deref().and_then(|ops| ops.find(&req));
+            let response = match operation {
+                Some((route, path)) => crate::http::gate(route, path, req).await,
+                None => this.router.call(req).await?,
+            };
             drop(lease);
             Ok(response.map(|body| Body::new(Sending { body, _busy: busy })))
         })
@@ -673,7 +697,7 @@ impl HttpBody for Sending {
 /// connection too.
 pub(crate) async fn serve(
     listener: TcpListener,
-    app: Router,
+    app: App,
     tls: Option<TlsAcceptor>,
     server: Arc<Server>,
     mut stopped: oneshot::Receiver<()>,
@@ -785,7 +809,7 @@ async fn connection(
     tcp: TcpStream,
     peer: SocketAddr,
     tls: Option<TlsAcceptor>,
-    app: Router,
+    app: App,
     mut shutdown: watch::Receiver<()>,
 ) {
     let registered = server.register();
@@ -836,7 +860,7 @@ async fn drive<S>(
     activity: &Arc<Activity>,
     io: S,
     peer: SocketAddr,
-    app: Router,
+    app: App,
     mut shutdown: watch::Receiver<()>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -849,7 +873,8 @@ async fn drive<S>(
         .header_read_timeout(None)
         .max_buf_size(MAX_READ_BUFFER);
     let service = Limited {
-        app: TowerToHyperService::new(app),
+        operations: app.operations,
+        router: TowerToHyperService::new(app.router),
         server: Arc::clone(server),
         activity: Arc::clone(activity),
     };

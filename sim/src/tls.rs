@@ -69,7 +69,7 @@ impl TlsConfig {
         // Held for as long as the future lives: dropping it is the only stop signal.
         let (_running, stopped) = oneshot::channel();
         let server = Arc::new(crate::server::Server::new(Default::default()));
-        crate::server::serve(listener, app, Some(self.acceptor()), server, stopped).await
+        crate::server::serve(listener, app.into(), Some(self.acceptor()), server, stopped).await
     }
 
     /// The acceptor that performs the server's side of the handshake.

@@ -14,7 +14,7 @@ use std::{
 
 use axum::{
     body::Bytes,
-    http::{Method, StatusCode, Uri},
+    http::{Method, StatusCode},
 };
 use serde_json::{Map, Value};
 
@@ -48,7 +48,9 @@ pub(crate) struct Exchange {
     pub time: i64,
     pub operation: &'static str,
     pub method: Method,
-    pub uri: Uri,
+    /// The request's path and query, copied: holding hyper's `Uri` would keep its whole
+    /// read buffer alive and make it allocate a new one for every request.
+    pub target: Box<str>,
     pub request_body: Bytes,
     /// `None` when the connection was dropped on purpose (no reply was sent).
     pub reply: Option<(StatusCode, Bytes)>,
@@ -64,7 +66,7 @@ struct Kept {
     time: i64,
     operation: &'static str,
     method: Method,
-    uri: Uri,
+    target: Box<str>,
     request_body: Raw,
     status: Option<StatusCode>,
     reply_body: Raw,
@@ -110,17 +112,16 @@ impl Kept {
     }
 
     fn entry(&self, code: Option<String>) -> JournalEntry {
-        let pairs: Vec<(String, String)> = self
-            .uri
-            .query()
-            .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
-            .unwrap_or_default();
+        let (path, query_string) = self.target.split_once('?').unwrap_or((&self.target, ""));
+        let pairs: Vec<(String, String)> = form_urlencoded::parse(query_string.as_bytes())
+            .into_owned()
+            .collect();
         JournalEntry {
             seq: self.seq,
             time: self.time,
             operation: Some(self.operation.to_string()),
             method: self.method.to_string(),
-            path: self.uri.path().to_string(),
+            path: path.to_string(),
             query: query(&pairs),
             request_body: self.request_body.shown(),
             status: self.status.map_or(0, |s| i32::from(s.as_u16())),
@@ -179,7 +180,7 @@ impl Journal {
             time: exchange.time,
             operation: exchange.operation,
             method: exchange.method,
-            uri: exchange.uri,
+            target: exchange.target,
             request_body: Raw::new(exchange.request_body),
             status,
             reply_body,
@@ -330,7 +331,7 @@ mod tests {
             time,
             operation,
             method: Method::POST,
-            uri: Uri::from_static("/p"),
+            target: "/p".into(),
             request_body: Bytes::new(),
             reply: Some((
                 StatusCode::OK,
@@ -345,7 +346,7 @@ mod tests {
     fn read_as_received_shown_redacted() {
         let journal = Journal::new(4);
         journal.push(Exchange {
-            uri: Uri::from_static("/p/q?g_nonce=n1&appKey=k-secret"),
+            target: "/p/q?g_nonce=n1&appKey=k-secret".into(),
             request_body: Bytes::from_static(br#"{"password":"pw-secret","size":1}"#),
             reply: Some((
                 StatusCode::from_u16(299).unwrap(),

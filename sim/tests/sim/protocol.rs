@@ -75,6 +75,31 @@ async fn undocumented_methods_and_paths_are_left_to_http() {
 }
 
 #[tokio::test]
+async fn path_parameters_are_percent_decoded_and_undecodable_ones_answered_in_the_envelope() {
+    let env = start().await;
+    let ent = env.enterprise("Acme").await;
+    // The enterprise's id with every byte percent-encoded names the same enterprise.
+    let encoded: String = ent.global_id.bytes().map(|b| format!("%{b:02X}")).collect();
+    let ok = env
+        .raw("GET", &path("listAssetNums", &[&encoded]), None)
+        .await;
+    assert_eq!((ok.status, &ok.body["code"]), (200, &json!(0)), "{ok:?}");
+    // Not UTF-8 once decoded: a malformed request, answered in the operation's envelope.
+    let bad = env.raw("GET", &path("listAssetNums", &["%FF"]), None).await;
+    assert_eq!(bad.status, 299, "{bad:?}");
+    assert!(
+        bad.body["cause"]
+            .as_str()
+            .is_some_and(|c| c.contains("not valid UTF-8")),
+        "{bad:?}"
+    );
+    // `HEAD` is answered by the router's `GET` route, through the same gate: the
+    // status, no body.
+    let head = env.raw("HEAD", &path("listAssetNums", &["EG"]), None).await;
+    assert_eq!(head.status, 299, "{head:?}");
+}
+
+#[tokio::test]
 async fn order_service_requires_the_application_token() {
     let shellnums = shellnums();
     let env = start().await;
