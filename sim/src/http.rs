@@ -4,14 +4,13 @@
 
 use std::{
     collections::{HashMap, HashSet, VecDeque},
-    hash::{BuildHasher, RandomState},
+    hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState},
     sync::PoisonError,
     time::{Duration, Instant},
 };
 
 use axum::{
     body::{Body, Bytes},
-    extract::Request,
     http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts},
     response::Response,
 };
@@ -24,7 +23,7 @@ use super::{
     faults::Faults,
     routes::{PathParams, Route},
     sandbox::{journal::Exchange, rules::Subject},
-    server::BodyUnread,
+    server::{BodyUnread, ReadBody},
 };
 use licensing_sdk::{
     ErrorCode, ReplyCode, member::types as m, operations, operations::Operation, order::types as o,
@@ -615,17 +614,19 @@ pub(crate) struct InvalidPath;
 /// (latency, credentials, `g_nonce`, injected faults, scripted fault rules), then the
 /// operation, then the journal. A failed check is answered with the operation's own reply
 /// type and a documented code. The path, the query and the body are read once (the path
-/// by the caller, which found the route), and handed to the operation as a [`Call`].
-pub(crate) async fn gate(route: &Route, path: PathParams, req: Request) -> Response {
+/// by the caller, which found the route; the body by the server, within its budget, or
+/// why it could not be, which the operation answers) and handed to the operation as a
+/// [`Call`].
+pub(crate) async fn gate(
+    route: &Route,
+    path: PathParams,
+    parts: Parts,
+    body: ReadBody,
+) -> Response {
     let started = Instant::now();
     let shared = &route.shared;
     let time = shared.clock.now_ms();
-    let (parts, body) = req.into_parts();
-    // The server has read the body into memory already (within its budget): this takes
-    // it, or the reason it could not be read, which the operation answers.
-    let body = axum::body::to_bytes(body, crate::routes::MAX_BODY_BYTES)
-        .await
-        .map_err(|e| format!("Failed to buffer the request body: {e}"));
+    let body = body.map_err(|e| format!("Failed to buffer the request body: {e}"));
     let kept = body.as_ref().ok().cloned();
     let (answer, fault, effect) = checks(route, path, &parts, body).await;
     if shared.journal.enabled() {
@@ -955,7 +956,8 @@ fn check_nonce(shared: &Shared, op: &Operation, query: &[(String, String)]) -> R
 #[derive(Debug)]
 pub(crate) struct NonceWindow {
     hasher: RandomState,
-    seen: HashSet<u64>,
+    /// Keyed hashes already: the set uses them as they are instead of hashing them again.
+    seen: HashSet<u64, BuildHasherDefault<Prehashed>>,
     order: VecDeque<(Instant, u64)>,
     window: Duration,
     capacity: usize,
@@ -965,7 +967,7 @@ impl NonceWindow {
     pub fn new(window: Duration, capacity: usize) -> Self {
         Self {
             hasher: RandomState::new(),
-            seen: HashSet::new(),
+            seen: HashSet::default(),
             order: VecDeque::new(),
             window,
             capacity: capacity.max(1),
@@ -987,6 +989,27 @@ impl NonceWindow {
         }
         self.order.push_back((now, hash));
         true
+    }
+}
+
+/// The hasher of [`NonceWindow::seen`]: its keys are the output of a keyed hash.
+#[derive(Debug, Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `u64`s are hashed here (`write_u64`); anything else is folded in.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
     }
 }
 

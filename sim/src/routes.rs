@@ -50,9 +50,9 @@ pub(crate) struct Operations {
 impl Operations {
     /// The route a request is for, with its path parameters (percent-decoded); `None`
     /// for a request no operation has (with its method).
-    pub fn find<B>(&self, req: &axum::http::Request<B>) -> Option<(&Route, PathParams)> {
-        let found = self.paths.at(req.uri().path()).ok()?;
-        let (_, route) = found.value.iter().find(|(m, _)| m == req.method())?;
+    pub fn find(&self, method: &Method, path: &str) -> Option<(&Route, PathParams)> {
+        let found = self.paths.at(path).ok()?;
+        let (_, route) = found.value.iter().find(|(m, _)| m == method)?;
         let params = found
             .params
             .iter()
@@ -95,7 +95,11 @@ fn fallback(route: Route, filter: MethodFilter) -> MethodRouter<Arc<Shared>> {
         filter,
         move |path: Result<Path<HashMap<String, String>>, PathRejection>, req: Request| async move {
             let path = path.map(|Path(p)| p).map_err(|_| InvalidPath);
-            http::gate(&route, path, req).await
+            let (parts, body) = req.into_parts();
+            let body = axum::body::to_bytes(body, MAX_BODY_BYTES)
+                .await
+                .map_err(|e| e.to_string());
+            http::gate(&route, path, parts, body).await
         },
     )
 }

@@ -241,12 +241,12 @@ impl Server {
     /// Reads a request's whole body into memory within the body budget and the body
     /// timeout. A body refused for either is not read: the request goes on with an empty
     /// body and a [`BodyUnread`] for the gate to answer `500`. A body larger than one
-    /// request may have goes on as a body that fails to read, which the operation reports
-    /// as a malformed request, as before (retrying cannot help it).
-    async fn read_body(&self, req: Request<Incoming>) -> (Request<Body>, Option<Lease<'_>>) {
+    /// request may have goes on as a body that failed to read (`Err` with why), which the
+    /// operation reports as a malformed request (retrying cannot help it).
+    async fn read_body(&self, req: Request<Incoming>) -> (Parts, ReadBody, Option<Lease<'_>>) {
         let (parts, mut incoming) = req.into_parts();
         if incoming.is_end_stream() {
-            return (Request::from_parts(parts, Body::empty()), None);
+            return (parts, Ok(Bytes::new()), None);
         }
         let declared = incoming.size_hint().exact();
         if declared.is_some_and(|n| n > self.max_body as u64) {
@@ -280,8 +280,7 @@ impl Server {
                 Ok(None) => break,
                 Ok(Some(Err(e))) => {
                     // The client broke off; whatever answers it, nobody reads it.
-                    let body = Body::new(Unreadable(e.to_string()));
-                    return (Request::from_parts(parts, body), None);
+                    return (parts, Err(e.to_string()), None);
                 }
                 Ok(Some(Ok(frame))) => match frame.into_data() {
                     Ok(data) => data,
@@ -303,16 +302,15 @@ impl Server {
             }
             buffer.extend_from_slice(&data);
         }
-        let body = Body::from(Bytes::from(buffer));
-        (Request::from_parts(parts, body), Some(lease))
+        (parts, Ok(Bytes::from(buffer)), Some(lease))
     }
 
-    fn too_large(&self, parts: Parts) -> (Request<Body>, Option<Lease<'_>>) {
-        let body = Body::new(Unreadable(format!(
+    fn too_large(&self, parts: Parts) -> (Parts, ReadBody, Option<Lease<'_>>) {
+        let cause = format!(
             "the request body is larger than {}, the most one request may send",
             in_units(self.max_body)
-        )));
-        (Request::from_parts(parts, body), None)
+        );
+        (parts, Err(cause), None)
     }
 
     fn budget_cause(&self) -> String {
@@ -323,11 +321,11 @@ impl Server {
         )
     }
 
-    fn refuse(&self, mut parts: Parts, cause: String) -> (Request<Body>, Option<Lease<'_>>) {
+    fn refuse(&self, mut parts: Parts, cause: String) -> (Parts, ReadBody, Option<Lease<'_>>) {
         self.bodies_refused.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(uri = %parts.uri, %cause, "request body refused");
         parts.extensions.insert(BodyUnread(cause));
-        (Request::from_parts(parts, Body::empty()), None)
+        (parts, Ok(Bytes::new()), None)
     }
 }
 
@@ -411,6 +409,9 @@ impl Drop for Lease<'_> {
             .fetch_sub(self.bytes, Ordering::AcqRel);
     }
 }
+
+/// A request's body in memory, or why it could not be read.
+pub(crate) type ReadBody = Result<Bytes, String>;
 
 /// Marks a request whose body the server did not read (the budget was taken, or the body
 /// was too slow): the gate answers it with code `500`, which the SDK retries.
@@ -651,11 +652,20 @@ impl hyper::service::Service<Request<Incoming>> for Limited {
         let busy = self.activity.begin(req.version());
         let this = self.clone();
         Box::pin(async move {
-            let (req, lease) = this.server.read_body(req).await;
-            let operation = this.operations.as_deref().and_then(|ops| ops.find(&req));
+            let (parts, body, lease) = this.server.read_body(req).await;
+            let operation = this
+                .operations
+                .as_deref()
+                .and_then(|ops| ops.find(&parts.method, parts.uri.path()));
             let response = match operation {
-                Some((route, path)) => crate::http::gate(route, path, req).await,
-                None => this.router.call(req).await?,
+                Some((route, path)) => crate::http::gate(route, path, parts, body).await,
+                None => {
+                    let body = match body {
+                        Ok(bytes) => Body::from(bytes),
+                        Err(cause) => Body::new(Unreadable(cause)),
+                    };
+                    this.router.call(Request::from_parts(parts, body)).await?
+                }
             };
             drop(lease);
             Ok(response.map(|body| Body::new(Sending { body, _busy: busy })))
