@@ -66,8 +66,8 @@ impl Operations {
         Some((route, params))
     }
 
-    /// The table of `(path, method, route)`; panics, naming the path, on one matchit
-    /// cannot route (a path the spec checks would have refused).
+    /// The table of `(path, method, route)`; panics, naming the path, on a path matchit
+    /// cannot route (one the spec checks would have refused).
     fn new(routes: Vec<(&'static str, Method, Route)>) -> Self {
         let mut by_path: Vec<(&str, Vec<(Method, Route)>)> = Vec::new();
         for (path, method, route) in routes {

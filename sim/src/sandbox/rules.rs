@@ -1,7 +1,10 @@
 //! Scripted faults: rules that match an operation (and optionally an enterprise or a body
 //! field) and make the next matching calls fail in a chosen way.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{
+    Mutex, PoisonError,
+    atomic::{AtomicBool, Ordering},
+};
 
 use licensing_sdk::operations;
 use serde_json::Value;
@@ -13,6 +16,9 @@ use crate::admin::types::{Fault, FaultKind, FaultRule, FaultRuleSpec};
 #[derive(Debug, Default)]
 pub(crate) struct Rules {
     inner: Mutex<Inner>,
+    /// Whether there is any rule: every request asks, and nearly always there is none,
+    /// which this answers without the lock.
+    any: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -62,6 +68,7 @@ impl Rules {
             stored: stored.clone(),
             rng,
         });
+        self.any.store(true, Ordering::Release);
         Ok(stored)
     }
 
@@ -86,15 +93,21 @@ impl Rules {
         let mut inner = self.inner();
         let before = inner.rules.len();
         inner.rules.retain(|r| r.stored.id != id);
+        self.any.store(!inner.rules.is_empty(), Ordering::Release);
         inner.rules.len() != before
     }
 
     pub fn clear(&self) {
-        self.inner().rules.clear();
+        let mut inner = self.inner();
+        inner.rules.clear();
+        self.any.store(false, Ordering::Release);
     }
 
     /// Whether some rule for this operation looks at the body (which must then be read).
     pub fn wants_body(&self, operation: &str) -> bool {
+        if !self.any.load(Ordering::Acquire) {
+            return false;
+        }
         self.inner().rules.iter().any(|r| {
             r.stored.operation == operation
                 && (r.stored.body_field.is_some() || r.stored.enterprise_global_id.is_some())
@@ -103,6 +116,9 @@ impl Rules {
 
     /// The first rule that matches and fires: its id and fault (its hit counted).
     pub fn fire(&self, subject: &Subject<'_>) -> Option<(i64, Fault)> {
+        if !self.any.load(Ordering::Acquire) {
+            return None;
+        }
         let mut inner = self.inner();
         for rule in &mut inner.rules {
             let r = &rule.stored;
