@@ -627,7 +627,13 @@ pub(crate) async fn gate(
     let shared = &route.shared;
     let time = shared.clock.now_ms();
     let body = body.map_err(|e| format!("Failed to buffer the request body: {e}"));
-    let kept = body.as_ref().ok().cloned();
+    // Shared with the journal only when it keeps anything (a clone of received bytes
+    // allocates once).
+    let kept = shared
+        .journal
+        .enabled()
+        .then(|| body.as_ref().ok().cloned())
+        .flatten();
     let (answer, fault, effect) = checks(route, path, &parts, body).await;
     if shared.journal.enabled() {
         let dropped = matches!(effect, Some(Effect::Drop));
