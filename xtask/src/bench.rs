@@ -4,7 +4,7 @@
 //! | what | baseline | how |
 //! |---|---|---|
 //! | SDK call overhead | hand-written reqwest + serde_json, same server, same process | `benches/overhead.rs` |
-//! | simulator throughput | Prism (mock of the same spec) and a bare hyper server (the ceiling) | `licensing-sim`, `prism mock`, `xtask bare-server`, each loaded by `xtask load` from another process |
+//! | simulator throughput | Prism (mock of the same spec) and a bare hyper server (the ceiling) | `licensing-sim`, `prism mock`, `bench-load bare-server`, each loaded by `bench-load load` from another process |
 //! | batch, client side | bare `serde_json` serialize + parse of the same request and reply | `benches/batch.rs`, no network |
 //! | batch, simulator side | a bare handler parsing the same body into the same types | `benches/batch.rs` against `licensing-sim` and `batch --bare-server` |
 //! | batch, round trip | bare `serde_json` serialize + parse of the same request | `benches/batch.rs` against `licensing-sim` |
@@ -32,8 +32,8 @@ use serde_json::{Value, json};
 pub struct Options {
     /// Shorter load phases (for trying the pipeline, not for publishing numbers).
     pub quick: bool,
-    /// Skip the clean build (minutes on two cores).
-    pub skip_clean_build: bool,
+    /// Also time a clean debug build of the crate (minutes on two cores).
+    pub clean_build: bool,
     /// Set-up and correctness only: debug binaries, smallest sizes, no Prism, no file
     /// written.
     pub smoke: bool,
@@ -120,23 +120,21 @@ fn step(what: &str) {
 struct Binaries {
     target_dir: PathBuf,
     sim: PathBuf,
-    /// The load generator and the bare hyper server (`xtask load`, `xtask bare-server`).
-    xtask: PathBuf,
+    /// The load generator and the bare hyper server (`bench-load`).
+    load: PathBuf,
     benches: HashMap<String, PathBuf>,
 }
 
 impl Binaries {
     /// Builds the simulator and the benchmarks in one cargo invocation (one feature set:
     /// every dependency compiled once) and reads their paths from cargo's JSON messages.
-    /// The full run builds with the `bench` profile (release, with line tables for
-    /// profilers), xtask included; the smoke run builds debug binaries and uses this
-    /// xtask.
+    /// The full run builds with the `bench` profile (release), the smoke run debug
+    /// binaries.
     fn build(root: &Path, smoke: bool) -> Result<Self> {
         let target_dir = target_dir(root)?;
         let profile = if smoke { "dev" } else { "bench" };
         step(&format!(
-            "building licensing-sim, {}the benchmarks ({profile} profile) in {}",
-            if smoke { "" } else { "xtask, " },
+            "building licensing-sim, bench-load and the benchmarks ({profile} profile) in {}",
             target_dir.display()
         ));
         let mut args = vec![
@@ -150,10 +148,11 @@ impl Binaries {
             "licensing-sim",
             "--bin",
             "licensing-sim",
+            "-p",
+            "bench-load",
+            "--bin",
+            "bench-load",
         ];
-        if !smoke {
-            args.extend(["-p", "xtask", "--bin", "xtask"]);
-        }
         for bench in BENCHES {
             args.extend(["--bench", bench]);
         }
@@ -194,25 +193,21 @@ impl Binaries {
                 .with_context(|| format!("cargo reported no executable for `{name}`"))
         };
         let sim = found(&mut bins, "licensing-sim")?;
-        let xtask = if smoke {
-            std::env::current_exe().context("this xtask's path")?
-        } else {
-            found(&mut bins, "xtask")?
-        };
+        let load = found(&mut bins, "bench-load")?;
         for bench in BENCHES {
             if !benches.contains_key(bench) {
                 bail!("cargo reported no executable for the `{bench}` benchmark");
             }
         }
         eprintln!("using {} (licensing-sim)", sim.display());
-        eprintln!("using {} (xtask load, xtask bare-server)", xtask.display());
+        eprintln!("using {} (load generator, bare server)", load.display());
         for bench in BENCHES {
             eprintln!("using {} (bench {bench})", benches[bench].display());
         }
         Ok(Self {
             target_dir,
             sim,
-            xtask,
+            load,
             benches,
         })
     }
@@ -318,7 +313,7 @@ impl Server {
 
     fn bare(bins: &Binaries) -> Result<Self> {
         let port = free_port()?;
-        let mut child = Command::new(&bins.xtask)
+        let mut child = Command::new(&bins.load)
             .args(["bare-server", "--port", &port.to_string()])
             .spawn()
             .context("starting the bare server")?;
@@ -389,7 +384,7 @@ fn load(
     let (method, path) = crate::spec::operation(root, id)?;
     let path = format!("{path}?{params}");
     let (method, path) = (method.as_str(), path.as_str());
-    let mut cmd = Command::new(&bins.xtask);
+    let mut cmd = Command::new(&bins.load);
     cmd.args([
         "load",
         "--method",
@@ -503,18 +498,56 @@ fn bind_customer(url: &str) -> Result<()> {
         "{url}/order/api/order/v1/enterprise/user/bind?g_nonce=bench-setup-{}",
         std::process::id()
     );
-    let auth = format!("Bearer {APP_TOKEN}");
-    let reply = crate::load::post_json(&url, &[("authorization", &auth)], &body)?;
+    let reply = post_json(&url, &body)?;
     if reply["code"] != 0 {
         bail!("could not bind the benchmark customer: {reply}");
     }
     Ok(())
 }
 
+/// One JSON POST with the benchmark's token over a connection of its own (HTTP/1.1,
+/// `Connection: close`); the reply body as JSON. Only for set-up calls, so std's sockets
+/// are enough.
+fn post_json(url: &str, body: &Value) -> Result<Value> {
+    use std::io::{Read, Write};
+    let rest = url
+        .strip_prefix("http://")
+        .with_context(|| format!("not an http:// URL: {url}"))?;
+    let (host, target) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let body = body.to_string();
+    let mut stream =
+        std::net::TcpStream::connect(host).with_context(|| format!("connecting to {host}"))?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    write!(
+        stream,
+        "POST {target} HTTP/1.1\r\nhost: {host}\r\nauthorization: Bearer {APP_TOKEN}\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut reply = Vec::new();
+    stream.read_to_end(&mut reply)?;
+    let text = String::from_utf8(reply).context("a reply that is not UTF-8")?;
+    let (head, rest) = text
+        .split_once("\r\n\r\n")
+        .with_context(|| format!("no complete reply from {url}: {text:?}"))?;
+    let length = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse::<usize>().ok())?
+        })
+        .with_context(|| format!("a reply without content-length from {url}: {head}"))?;
+    let body = rest
+        .get(..length)
+        .with_context(|| format!("a reply shorter than its content-length from {url}"))?;
+    Ok(serde_json::from_str(body)?)
+}
+
 // ------------------------------------------------------------------------- build cost
 
-/// Generation time, the rebuild after touching a spec and (unless skipped) the clean
-/// build. The clean build goes to a directory of its own, where the rebuild is then
+/// Generation time, the rebuild after touching a spec and (with `--clean-build`) the
+/// clean build. The clean build goes to a directory of its own, where the rebuild is then
 /// measured too, so a fresh clone builds the debug crate once, not twice.
 fn build_cost(
     root: &Path,
@@ -535,14 +568,14 @@ fn build_cost(
         }
         Ok(t.elapsed())
     };
-    let (dir, clean) = if options.skip_clean_build {
-        build(target_dir)?;
-        (target_dir.to_path_buf(), None)
-    } else {
+    let (dir, clean) = if options.clean_build {
         let dir = target_dir.join("bench-clean");
         let _ = std::fs::remove_dir_all(&dir);
         let clean = build(&dir)?;
         (dir, Some(clean))
+    } else {
+        build(target_dir)?;
+        (target_dir.to_path_buf(), None)
     };
     let spec = root.join("spec/order.yaml");
     let text = std::fs::read(&spec)?;
@@ -835,7 +868,7 @@ impl Report {
             }
         }
         self.notes.push(format!(
-            "Throughput: the three servers run at once and are loaded in turn, {rounds} rounds of {seconds} s per server and endpoint after a 1 s warm-up each; a ratio is the median of the rounds' ratios (runs seconds apart), req/s and p99 the medians. Load: 16 concurrent keep-alive connections from `xtask load` (a separate process, one worker thread), every request with a fresh `g_nonce`; `licensing-sim` with its default settings (journal on)."
+            "Throughput: the three servers run at once and are loaded in turn, {rounds} rounds of {seconds} s per server and endpoint after a 1 s warm-up each; a ratio is the median of the rounds' ratios (runs seconds apart), req/s and p99 the medians. Load: 16 concurrent keep-alive connections from `bench-load load` (a separate process, one worker thread), every request with a fresh `g_nonce`; `licensing-sim` with its default settings (journal on)."
         ));
     }
 
@@ -1085,6 +1118,12 @@ impl Report {
                 "—".into(),
                 "—".into(),
                 "cargo clean && cargo build",
+            );
+        } else {
+            self.notes.push(
+                "The clean build of the crate is timed only on request \
+                 (`cargo xtask bench --clean-build`): it takes minutes and has no target."
+                    .into(),
             );
         }
     }

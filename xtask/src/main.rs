@@ -8,8 +8,8 @@
 //!   the component schema that describes them, plus the list of constraints that the
 //!   committed invalid samples must cover. `.ci/schemas.sh` feeds them to other languages'
 //!   validators and code generators.
-//! * `bench [--quick] [--skip-clean-build] [--smoke]`: every benchmark comparison in one
-//!   run, written to `BENCHMARKS.md` (see `bench.rs`); `--smoke` only checks the set-up.
+//! * `bench [--quick] [--clean-build] [--smoke]`: every benchmark comparison in one run,
+//!   written to `BENCHMARKS.md` (see `bench.rs`); `--smoke` only checks the set-up.
 //! * `clients [--test]`: TypeScript and Python clients generated from `spec/*.yaml` into
 //!   the target directory; `--test` runs a scenario in each language against
 //!   `licensing-sim` (see `clients.rs` and `xtask/clients/README.md`).
@@ -22,7 +22,6 @@ mod convert;
 mod docs;
 mod export;
 mod json;
-mod load;
 mod ops;
 mod samples;
 mod spec;
@@ -64,9 +63,9 @@ enum Command {
         /// Short load phases: to try the pipeline, not to publish numbers.
         #[arg(long)]
         quick: bool,
-        /// Skip the clean build (minutes on two cores).
+        /// Also time a clean debug build of the crate (minutes on two cores).
         #[arg(long)]
-        skip_clean_build: bool,
+        clean_build: bool,
         /// Only check the set-up: debug builds, every path once at its smallest size, no
         /// Prism, no timing, nothing written.
         #[arg(long)]
@@ -84,28 +83,6 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
-    /// Load generator used by `bench` (prints one JSON summary).
-    #[command(hide = true)]
-    Load {
-        #[arg(long)]
-        url: String,
-        #[arg(long, default_value = "GET")]
-        method: String,
-        #[arg(long)]
-        body: Option<String>,
-        #[arg(long = "header")]
-        headers: Vec<String>,
-        #[arg(long, default_value_t = 16)]
-        concurrency: usize,
-        #[arg(long, default_value_t = 5)]
-        seconds: u64,
-    },
-    /// Bare hyper server used by `bench` as the throughput ceiling.
-    #[command(hide = true)]
-    BareServer {
-        #[arg(long)]
-        port: u16,
-    },
 }
 
 fn main() -> ExitCode {
@@ -117,13 +94,13 @@ fn main() -> ExitCode {
         Command::ExportSamples { dir } => samples::export(&root, &dir).map(|()| true),
         Command::Bench {
             quick,
-            skip_clean_build,
+            clean_build,
             smoke,
         } => bench::run(
             &root,
             &bench::Options {
                 quick,
-                skip_clean_build,
+                clean_build,
                 smoke,
             },
         )
@@ -132,23 +109,6 @@ fn main() -> ExitCode {
             clients::run_all(&root, &clients::Options { test }).map(|()| true)
         }
         Command::Docs { check } => docs::run_all(&root, check).map(|()| true),
-        Command::Load {
-            url,
-            method,
-            body,
-            headers,
-            concurrency,
-            seconds,
-        } => load::load(load::LoadOptions {
-            url,
-            method,
-            body,
-            headers,
-            concurrency,
-            seconds,
-        })
-        .map(|()| true),
-        Command::BareServer { port } => load::bare_server(port).map(|()| true),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,

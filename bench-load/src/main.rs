@@ -1,15 +1,21 @@
-//! The two helper processes of `cargo xtask bench`: a load generator, and a bare hyper
-//! server answering one fixed body (the ceiling any server on this machine can reach).
+//! The two helper processes of `cargo xtask bench`, started by it in the benchmark's own
+//! build (optimized, like the servers they measure):
+//!
+//! * `bench-load load`: a load generator, keep-alive connections on one worker thread;
+//! * `bench-load bare-server`: a bare hyper server answering one fixed body, the ceiling
+//!   any server on this machine can reach.
 
 use std::{
     convert::Infallible,
     net::SocketAddr,
+    process::ExitCode,
     sync::atomic::{AtomicU64, Ordering},
     time::{Duration, Instant},
 };
 
 use anyhow::{Context, Result};
 use bytes::Bytes;
+use clap::Parser;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response, body::Incoming, service::service_fn};
 use hyper_util::{
@@ -17,20 +23,57 @@ use hyper_util::{
     rt::{TokioExecutor, TokioIo},
 };
 
+#[derive(Parser)]
+#[command(
+    name = "bench-load",
+    about = "Load generator and bare server of `cargo xtask bench`"
+)]
+enum Cli {
+    /// Send requests for a while; print one JSON summary.
+    Load(LoadOptions),
+    /// Serve one fixed JSON body on 127.0.0.1:PORT until killed.
+    BareServer {
+        #[arg(long)]
+        port: u16,
+    },
+}
+
 /// What `load` sends.
-pub struct LoadOptions {
-    pub url: String,
-    pub method: String,
-    pub body: Option<String>,
-    pub headers: Vec<String>,
-    pub concurrency: usize,
-    pub seconds: u64,
+#[derive(clap::Args)]
+struct LoadOptions {
+    #[arg(long)]
+    url: String,
+    #[arg(long, default_value = "GET")]
+    method: String,
+    #[arg(long)]
+    body: Option<String>,
+    /// `name: value`, repeatable.
+    #[arg(long = "header")]
+    headers: Vec<String>,
+    #[arg(long, default_value_t = 16)]
+    concurrency: usize,
+    #[arg(long, default_value_t = 5)]
+    seconds: u64,
+}
+
+fn main() -> ExitCode {
+    let outcome = match Cli::parse() {
+        Cli::Load(options) => load(options),
+        Cli::BareServer { port } => bare_server(port),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Sends requests from `concurrency` keep-alive connections for `seconds`; prints
 /// `{requests, errors, rps, p50_us, p99_us}`. `{nonce}` in the URL becomes a value unique
 /// to this run and request, as the services require.
-pub fn load(o: LoadOptions) -> Result<()> {
+fn load(o: LoadOptions) -> Result<()> {
     // One worker thread: the server under test keeps the other core.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -102,31 +145,8 @@ pub fn load(o: LoadOptions) -> Result<()> {
     Ok(())
 }
 
-/// One JSON request (set-up calls of the benchmark); the reply body as JSON.
-pub fn post_json(
-    url: &str,
-    headers: &[(&str, &str)],
-    body: &serde_json::Value,
-) -> Result<serde_json::Value> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async {
-        let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
-        let mut req = Request::post(url).header("content-type", "application/json");
-        for (k, v) in headers {
-            req = req.header(*k, *v);
-        }
-        let response = client
-            .request(req.body(Full::new(Bytes::from(body.to_string())))?)
-            .await?;
-        let bytes = response.into_body().collect().await?.to_bytes();
-        Ok(serde_json::from_slice(&bytes)?)
-    })
-}
-
 /// A server that answers every request with the same JSON body and nothing else.
-pub fn bare_server(port: u16) -> Result<()> {
+fn bare_server(port: u16) -> Result<()> {
     let body = Bytes::from_static(
         br#"{"code":0,"message":"success","data":[{"customerId":"C100001","channelCode":"CH01","channelCustomerId":"CC-42","enterpriseGlobalId":"EG-7f3a","enterpriseName":"Acme Robotics","isDefault":true}]}"#,
     );
