@@ -128,8 +128,8 @@ struct Binaries {
 impl Binaries {
     /// Builds the simulator and the benchmarks in one cargo invocation (one feature set:
     /// every dependency compiled once) and reads their paths from cargo's JSON messages.
-    /// The full run builds with the `bench` profile (release), the smoke run debug
-    /// binaries.
+    /// The full run builds with the `bench` profile (release, with line tables for
+    /// profilers), the smoke run debug binaries.
     fn build(root: &Path, smoke: bool) -> Result<Self> {
         let target_dir = target_dir(root)?;
         let profile = if smoke { "dev" } else { "bench" };
@@ -524,8 +524,9 @@ fn post_json(url: &str, body: &Value) -> Result<Value> {
          content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     )?;
+    // A set-up reply is a few hundred bytes; anything past 1 MiB is not one.
     let mut reply = Vec::new();
-    stream.read_to_end(&mut reply)?;
+    stream.take(1 << 20).read_to_end(&mut reply)?;
     let text = String::from_utf8(reply).context("a reply that is not UTF-8")?;
     let (head, rest) = text
         .split_once("\r\n\r\n")
