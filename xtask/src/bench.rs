@@ -9,7 +9,7 @@
 //! | batch, simulator side | a bare handler parsing the same body into the same types | `benches/batch.rs` against `licensing-sim` and `batch --bare-server` |
 //! | batch, round trip | bare `serde_json` serialize + parse of the same request | `benches/batch.rs` against `licensing-sim` |
 //! | paging | the same stream at a tenth of the size | `benches/paging.rs` against `licensing-sim` |
-//! | build cost | targets (≤ 1 s generation, ≤ 10 s rebuild) | `cargo build` timed |
+//! | build cost | targets (≤ 1 s generation, ≤ 10 s rebuild) | `build.rs`'s own timing; with `--build-cost`, debug `cargo build`s timed |
 //!
 //! Every binary is found where cargo put it (its JSON build messages; `cargo metadata`'s
 //! `target_directory` for the rest), so `CARGO_TARGET_DIR` is honoured. `--smoke` builds
@@ -32,8 +32,9 @@ use serde_json::{Value, json};
 pub struct Options {
     /// Shorter load phases (for trying the pipeline, not for publishing numbers).
     pub quick: bool,
-    /// Also time a clean debug build of the crate (minutes on two cores).
-    pub clean_build: bool,
+    /// Also time the debug builds (clean build and rebuild after touching a spec): they
+    /// need a second full build, in the dev profile (minutes on two cores).
+    pub build_cost: bool,
     /// Set-up and correctness only: debug binaries, smallest sizes, no Prism, no file
     /// written.
     pub smoke: bool,
@@ -59,34 +60,22 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         "benchmarks"
     });
 
-    // The debug build the rebuild row starts from runs alongside the optimized build,
-    // which leaves a core idle for most of its last minutes (one crate at a time), and
-    // is waited for before anything is measured. Cargo locks each profile's directory on
-    // its own, so the two do not wait for each other.
-    let debug_build = if options.smoke || options.clean_build {
+    // Prism comes from npm: fetched while cargo builds (network and disk, little CPU).
+    let prism = if options.smoke {
         None
     } else {
-        Some(
-            Command::new(env!("CARGO"))
-                .args(["build", "--quiet"])
-                .current_dir(root)
-                .spawn()
-                .context("starting the debug build")?,
-        )
+        PrismInstall::start(&target_dir(root)?)?
     };
     let bins = Binaries::build(root, options.smoke)?;
-    if let Some(mut child) = debug_build {
-        step("waiting for the debug build (the rebuild row starts from it)");
-        if !child.wait()?.success() {
-            bail!("cargo build (debug) failed");
-        }
-    }
 
     step("1. SDK call overhead");
     let overhead = bench_json(&bins, "overhead", options.smoke, &[])?;
     report.overhead(&overhead);
 
     step("2. simulator throughput");
+    if let Some(install) = prism {
+        install.wait()?;
+    }
     throughput(root, &bins, options, &mut report)?;
 
     step("3. batch order: client side, simulator side, round trip");
@@ -149,8 +138,8 @@ struct Binaries {
 impl Binaries {
     /// Builds the simulator and the benchmarks in one cargo invocation (one feature set:
     /// every dependency compiled once) and reads their paths from cargo's JSON messages.
-    /// The full run builds with the `bench` profile (release, with line tables for
-    /// profilers), the smoke run debug binaries.
+    /// The full run builds with the `bench` profile (release), the smoke run debug
+    /// binaries.
     fn build(root: &Path, smoke: bool) -> Result<Self> {
         let target_dir = target_dir(root)?;
         let profile = if smoke { "dev" } else { "bench" };
@@ -346,19 +335,11 @@ impl Server {
     }
 
     fn prism(root: &Path, bins: &Binaries) -> Result<Self> {
-        let prefix = bins.target_dir.join("bench-node");
-        let bin = prefix.join("node_modules/.bin/prism");
+        let bin = PrismInstall::bin(&bins.target_dir);
         if !bin.exists() {
-            eprintln!("installing @stoplight/prism-cli into {}", prefix.display());
-            let status = Command::new("npm")
-                .args(["install", "--silent", "--no-audit", "--no-fund", "--prefix"])
-                .arg(&prefix)
-                .arg("@stoplight/prism-cli@5")
-                .status()
-                .context("running npm (Node.js and npm are needed for the Prism comparison)")?;
-            if !status.success() {
-                bail!("npm could not install @stoplight/prism-cli; the Prism comparison needs it");
-            }
+            PrismInstall::start(&bins.target_dir)?
+                .context("Prism is neither installed nor being installed")?
+                .wait()?;
         }
         let port = free_port()?;
         let mut child = Command::new(bin)
@@ -380,6 +361,45 @@ impl Server {
             child,
             url: format!("http://127.0.0.1:{port}"),
         })
+    }
+}
+
+/// `npm install` of Prism into the target directory, running in the background.
+struct PrismInstall {
+    npm: Child,
+}
+
+impl PrismInstall {
+    fn prefix(target_dir: &Path) -> PathBuf {
+        target_dir.join("bench-node")
+    }
+
+    fn bin(target_dir: &Path) -> PathBuf {
+        Self::prefix(target_dir).join("node_modules/.bin/prism")
+    }
+
+    /// Starts the install; `None` when Prism is installed already.
+    fn start(target_dir: &Path) -> Result<Option<Self>> {
+        if Self::bin(target_dir).exists() {
+            return Ok(None);
+        }
+        let prefix = Self::prefix(target_dir);
+        eprintln!("installing @stoplight/prism-cli into {}", prefix.display());
+        let npm = Command::new("npm")
+            .args(["install", "--silent", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&prefix)
+            .arg("@stoplight/prism-cli@5")
+            .stdin(Stdio::null())
+            .spawn()
+            .context("running npm (Node.js and npm are needed for the Prism comparison)")?;
+        Ok(Some(Self { npm }))
+    }
+
+    fn wait(mut self) -> Result<()> {
+        if !self.npm.wait()?.success() {
+            bail!("npm could not install @stoplight/prism-cli; the Prism comparison needs it");
+        }
+        Ok(())
     }
 }
 
@@ -568,20 +588,28 @@ fn post_json(url: &str, body: &Value) -> Result<Value> {
 
 // ------------------------------------------------------------------------- build cost
 
-/// Generation time, the rebuild after touching a spec and (with `--clean-build`) the
-/// clean build. The clean build goes to a directory of its own, where the rebuild is then
-/// measured too, so a fresh clone builds the debug crate once, not twice.
+/// Generation time, read from the benchmark build (the build script and the generator
+/// it runs are built alike in every profile: unoptimized). With `--build-cost`, also the
+/// debug builds: a clean build of the crate in a directory of its own, then its rebuild
+/// there after touching a spec. They are a second full build of every dependency, in the
+/// dev profile: about two more minutes on two cores.
 fn build_cost(
     root: &Path,
     target_dir: &Path,
     options: &Options,
     report: &mut Report,
 ) -> Result<()> {
-    let build = |dir: &Path| -> Result<Duration> {
+    let generation = newest_generation_ms(&target_dir.join("release/build"))?;
+    if !options.build_cost {
+        report.build(generation, None);
+        return Ok(());
+    }
+    let dir = target_dir.join("bench-clean");
+    let build = || -> Result<Duration> {
         let t = Instant::now();
         let status = Command::new(env!("CARGO"))
             .args(["build", "--quiet"])
-            .env("CARGO_TARGET_DIR", dir)
+            .env("CARGO_TARGET_DIR", &dir)
             .current_dir(root)
             .status()
             .context("running cargo build")?;
@@ -590,34 +618,33 @@ fn build_cost(
         }
         Ok(t.elapsed())
     };
-    let (dir, clean) = if options.clean_build {
-        let dir = target_dir.join("bench-clean");
-        let _ = std::fs::remove_dir_all(&dir);
-        let clean = build(&dir)?;
-        (dir, Some(clean))
-    } else {
-        build(target_dir)?;
-        (target_dir.to_path_buf(), None)
-    };
+    let _ = std::fs::remove_dir_all(&dir);
+    let clean = build()?;
     let spec = root.join("spec/order.yaml");
     let text = std::fs::read(&spec)?;
     std::fs::write(&spec, &text)?; // a touch: new mtime, same content
-    let rebuild = build(&dir)?;
-    let generation = newest_generation_ms(&dir.join("debug/build"))?;
-    if clean.is_some() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    report.build(generation, rebuild, clean);
+    let rebuild = build()?;
+    let _ = std::fs::remove_dir_all(&dir);
+    report.build(generation, Some((rebuild, clean)));
     Ok(())
 }
 
-/// `build.rs` writes how long generation took; the newest such file is the last build's.
+/// The SDK's `build.rs` writes how long generation took; the newest such file is the last
+/// build's. (The simulator's build script generates its admin client and writes one too.)
 fn newest_generation_ms(build_dir: &Path) -> Result<u64> {
     let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
     for entry in
         std::fs::read_dir(build_dir).with_context(|| format!("reading {}", build_dir.display()))?
     {
-        let file = entry?.path().join("out/generation-ms.txt");
+        let entry = entry?;
+        if !entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with("licensing-sdk-")
+        {
+            continue;
+        }
+        let file = entry.path().join("out/generation-ms.txt");
         if let Ok(meta) = file.metadata() {
             let modified = meta.modified()?;
             if newest.as_ref().is_none_or(|(t, _)| modified > *t) {
@@ -1111,7 +1138,8 @@ impl Report {
         );
     }
 
-    fn build(&mut self, generation_ms: u64, rebuild: Duration, clean: Option<Duration>) {
+    /// The build rows; `debug` holds the rebuild and the clean build when measured.
+    fn build(&mut self, generation_ms: u64, debug: Option<(Duration, Duration)>) {
         let what = "build.rs generation (parse, transform, generate, format both specs)";
         let target = self.target(what, "≤ 1 s", generation_ms <= 1000);
         self.row(
@@ -1122,6 +1150,16 @@ impl Report {
             target,
             "cargo xtask bench",
         );
+        let Some((rebuild, clean)) = debug else {
+            self.notes.push(
+                "The debug builds (the rebuild after touching a spec, target ≤ 10 s, and the \
+                 clean build) are timed only on request, `cargo xtask bench --build-cost`: they \
+                 need a second full build of every dependency, in the dev profile, about two \
+                 more minutes on two cores."
+                    .into(),
+            );
+            return;
+        };
         let what = "rebuild after touching spec/order.yaml";
         let target = self.target(what, "≤ 10 s", rebuild.as_secs_f64() <= 10.0);
         self.row(
@@ -1132,22 +1170,14 @@ impl Report {
             target,
             "touch spec/order.yaml && cargo build",
         );
-        if let Some(clean) = clean {
-            self.row(
-                "clean build of the crate (debug, default features)".into(),
-                "—".into(),
-                format!("{:.0} s", clean.as_secs_f64()),
-                "—".into(),
-                "—".into(),
-                "cargo clean && cargo build",
-            );
-        } else {
-            self.notes.push(
-                "The clean build of the crate is timed only on request \
-                 (`cargo xtask bench --clean-build`): it takes minutes and has no target."
-                    .into(),
-            );
-        }
+        self.row(
+            "clean build of the crate (debug, default features)".into(),
+            "—".into(),
+            format!("{:.0} s", clean.as_secs_f64()),
+            "—".into(),
+            "—".into(),
+            "cargo clean && cargo build",
+        );
     }
 
     fn render(&self, elapsed: Duration) -> String {

@@ -8,7 +8,7 @@
 //!   the component schema that describes them, plus the list of constraints that the
 //!   committed invalid samples must cover. `.ci/schemas.sh` feeds them to other languages'
 //!   validators and code generators.
-//! * `bench [--quick] [--clean-build] [--smoke]`: every benchmark comparison in one run,
+//! * `bench [--quick] [--build-cost] [--smoke]`: every benchmark comparison in one run,
 //!   written to `BENCHMARKS.md` (see `bench.rs`); `--smoke` only checks the set-up.
 //! * `clients [--test]`: TypeScript and Python clients generated from `spec/*.yaml` into
 //!   the target directory; `--test` runs a scenario in each language against
@@ -63,9 +63,10 @@ enum Command {
         /// Short load phases: to try the pipeline, not to publish numbers.
         #[arg(long)]
         quick: bool,
-        /// Also time a clean debug build of the crate (minutes on two cores).
+        /// Also time the debug builds: a clean build of the crate, and its rebuild after
+        /// touching a spec (a second full build, minutes on two cores).
         #[arg(long)]
-        clean_build: bool,
+        build_cost: bool,
         /// Only check the set-up: debug builds, every path once at its smallest size, no
         /// Prism, no timing, nothing written.
         #[arg(long)]
@@ -94,13 +95,13 @@ fn main() -> ExitCode {
         Command::ExportSamples { dir } => samples::export(&root, &dir).map(|()| true),
         Command::Bench {
             quick,
-            clean_build,
+            build_cost,
             smoke,
         } => bench::run(
             &root,
             &bench::Options {
                 quick,
-                clean_build,
+                build_cost,
                 smoke,
             },
         )
