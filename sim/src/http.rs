@@ -311,8 +311,9 @@ fn undocumented(op: &Operation, failure: &Failure) {
 #[derive(Debug)]
 pub(crate) struct Call {
     path: HashMap<String, String>,
-    query: Vec<(String, String)>,
-    content_type: Option<String>,
+    query: Query,
+    /// The header as received (a clone shares its bytes).
+    content_type: Option<HeaderValue>,
     body: Result<Bytes, String>,
 }
 
@@ -324,11 +325,8 @@ impl Call {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
-            query: query
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            content_type: Some("application/json".to_string()),
+            query: Query::from_pairs(query.iter().copied()),
+            content_type: Some(HeaderValue::from_static("application/json")),
             body: Ok(body.map_or_else(Bytes::new, |b| Bytes::from(b.to_string()))),
         }
     }
@@ -336,14 +334,15 @@ impl Call {
     /// A call read back from the state file's log, to replay.
     pub fn recorded(
         path: HashMap<String, String>,
-        query: Vec<(String, String)>,
-        content_type: Option<String>,
+        query: &[(String, String)],
+        content_type: Option<&str>,
         body: Result<Bytes, String>,
     ) -> Self {
         Self {
             path,
-            query,
-            content_type,
+            query: Query::from_pairs(query.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
+            // A recorded type was readable as text when received, so it converts back.
+            content_type: content_type.and_then(|ct| HeaderValue::from_str(ct).ok()),
             body,
         }
     }
@@ -354,14 +353,14 @@ impl Call {
         &self.path
     }
 
-    /// The query, in order.
-    pub fn query_pairs(&self) -> &[(String, String)] {
-        &self.query
+    /// The query's parameters, in order.
+    pub fn query_pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.query.pairs()
     }
 
-    /// The `Content-Type` header.
+    /// The `Content-Type` header, if it is text.
     pub fn content_type(&self) -> Option<&str> {
-        self.content_type.as_deref()
+        self.content_type.as_ref().and_then(|v| v.to_str().ok())
     }
 
     /// The body, or why it could not be read.
@@ -376,10 +375,7 @@ impl Call {
 
     /// The first value of a query parameter.
     pub fn query(&self, name: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        self.query.get(name)
     }
 
     /// The raw JSON body, once its presence and media type are checked.
@@ -388,7 +384,7 @@ impl Call {
         if body.is_empty() {
             return Err("the request body is required".to_string());
         }
-        let json = self.content_type.as_deref().is_some_and(|ct| {
+        let json = self.content_type().is_some_and(|ct| {
             ct.split(';')
                 .next()
                 .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
@@ -659,12 +655,61 @@ pub(crate) async fn gate(
     }
 }
 
-/// The query string's parameters, in order, decoded as `application/x-www-form-urlencoded`
-/// (undecodable bytes become U+FFFD, as in axum's `Query`).
-fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
-    query
-        .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
-        .unwrap_or_default()
+/// A query string's parameters, in order, decoded as `application/x-www-form-urlencoded`
+/// (undecodable bytes become U+FFFD, as in axum's `Query`). Read on every request, so
+/// the decoded names and values share one buffer: two allocations, whatever their number.
+#[derive(Debug, Default)]
+pub(crate) struct Query {
+    text: String,
+    /// Where each name and value is in `text`: (start, name's end, value's end).
+    pairs: Vec<(usize, usize, usize)>,
+}
+
+impl Query {
+    /// The parameters of a request's query string (`None`: the URI has none).
+    pub fn parse(query: Option<&str>) -> Self {
+        let Some(query) = query.filter(|q| !q.is_empty()) else {
+            return Self::default();
+        };
+        // Decoding never lengthens a parameter (`%XX` becomes at most U+FFFD's 3 bytes).
+        let mut parsed = Self {
+            text: String::with_capacity(query.len()),
+            pairs: Vec::with_capacity(query.bytes().filter(|b| *b == b'&').count() + 1),
+        };
+        for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+            parsed.push(&name, &value);
+        }
+        parsed
+    }
+
+    /// Parameters given as they are (already decoded).
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        let mut query = Self::default();
+        for (name, value) in pairs {
+            query.push(name, value);
+        }
+        query
+    }
+
+    fn push(&mut self, name: &str, value: &str) {
+        let start = self.text.len();
+        self.text.push_str(name);
+        let name_end = self.text.len();
+        self.text.push_str(value);
+        self.pairs.push((start, name_end, self.text.len()));
+    }
+
+    /// The parameters, in order.
+    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.pairs
+            .iter()
+            .map(|&(start, name, end)| (&self.text[start..name], &self.text[name..end]))
+    }
+
+    /// The first value of `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.pairs().find(|(k, _)| *k == name).map(|(_, v)| v)
+    }
 }
 
 /// What a fired rule does to the reply after the operation ran.
@@ -760,7 +805,7 @@ async fn checks(
         let failure = Failure::new(ErrorCode::NetworkException, unread.0.clone());
         return (error(op, failure), None, None);
     }
-    let query = query_pairs(parts.uri.query());
+    let query = Query::parse(parts.uri.query());
     if let Err(failure) = check_nonce(shared, op, &query) {
         return (error(op, failure), None, None);
     }
@@ -785,12 +830,7 @@ async fn checks(
     let enterprise = path
         .get("enterpriseGlobalId")
         .map(String::as_str)
-        .or_else(|| {
-            query
-                .iter()
-                .find(|(k, _)| k == "enterpriseGlobalId")
-                .map(|(_, v)| v.as_str())
-        });
+        .or_else(|| query.get("enterpriseGlobalId"));
     let fired = shared.rules.fire(&Subject {
         operation: op.id,
         enterprise,
@@ -799,11 +839,7 @@ async fn checks(
     let call = Call {
         path,
         query,
-        content_type: parts
-            .headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned),
+        content_type: parts.headers.get(header::CONTENT_TYPE).cloned(),
         body,
     };
     let Some((id, fault)) = fired else {
@@ -921,11 +957,11 @@ pub(crate) fn malformed(op: &Operation, cause: impl Into<String>) -> Failure {
 /// replayed one is refused with `13004` by the order service and as a failed security
 /// check (`70001`) by the member center. A request carrying two `g_nonce`s is refused
 /// whatever their values (a fresh one cannot launder a used one), and neither is recorded.
-fn check_nonce(shared: &Shared, op: &Operation, query: &[(String, String)]) -> Result<(), Failure> {
+fn check_nonce(shared: &Shared, op: &Operation, query: &Query) -> Result<(), Failure> {
     let mut nonces = query
-        .iter()
-        .filter(|(k, _)| k == "g_nonce")
-        .map(|(_, v)| v.as_str());
+        .pairs()
+        .filter(|(k, _)| *k == "g_nonce")
+        .map(|(_, v)| v);
     let (first, second) = (nonces.next(), nonces.next());
     if second.is_some() {
         let given = 2 + nonces.count();

@@ -799,7 +799,12 @@ fn apply(shared: &Shared, entry: Entry, body: Bytes) -> Result<(), String> {
                 Some(error) => Err(error),
                 None => Ok(body),
             };
-            let call = Call::recorded(path.into_iter().collect(), query, content_type, body);
+            let call = Call::recorded(
+                path.into_iter().collect(),
+                &query,
+                content_type.as_deref(),
+                body,
+            );
             let _pin = shared.clock.pin(now);
             let replayed = routes::replay(shared, &op, &call)
                 .ok_or_else(|| format!("no operation {op:?} in this simulator"))?;
@@ -874,9 +879,8 @@ impl Shared {
             // The nonce was checked by the gate, which replay does not run.
             query: call
                 .query_pairs()
-                .iter()
-                .filter(|(k, _)| k != "g_nonce")
-                .cloned()
+                .filter(|(k, _)| *k != "g_nonce")
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
                 .collect(),
             content_type: call.content_type().map(str::to_owned),
             body_error: body.err().map(str::to_owned),
