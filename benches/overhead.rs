@@ -4,10 +4,10 @@
 //! Both sides send the same request on the wire (path, query with a fresh random
 //! `g_nonce`, bearer token, JSON body) and decode the same reply into typed values; the
 //! difference is what the SDK adds: hooks, validation, retries bookkeeping, the envelope
-//! step. Calls are interleaved so drift affects both sides alike. Each comparison runs over
-//! plain HTTP and over HTTPS (the server's certificate made at run time, both sides
-//! trusting its CA through one shared `reqwest` client). Prints one JSON object. Without
-//! `--bench` each comparison makes a few calls only (a smoke run).
+//! step. Calls are interleaved, each side first in turn, so drift affects both alike. Each
+//! comparison runs over plain HTTP and over HTTPS (the server's certificate made at run
+//! time, both sides trusting its CA through one shared `reqwest` client). Prints one JSON
+//! object. Without `--bench` each comparison makes a few calls only (a smoke run).
 
 use std::time::{Duration, Instant};
 
@@ -243,18 +243,23 @@ async fn measure(
             Vec::with_capacity(iterations),
         );
         for i in 0..warmup + iterations {
-            let t = Instant::now();
-            match op {
-                "get_list" => assert_eq!(sdk_query(sdk).await.len(), 20),
-                _ => assert_eq!(sdk_bind(sdk).await.channel_code, "CH01"),
+            // Alternate which side goes first, so neither always follows the other's
+            // reply (or the loop's own work) and drift affects both alike.
+            let (mut sdk_time, mut hand_time) = (Duration::ZERO, Duration::ZERO);
+            for sdk_turn in [i % 2 == 0, i % 2 == 1] {
+                let t = Instant::now();
+                match (sdk_turn, op) {
+                    (true, "get_list") => assert_eq!(sdk_query(sdk).await.len(), 20),
+                    (true, _) => assert_eq!(sdk_bind(sdk).await.channel_code, "CH01"),
+                    (false, "get_list") => assert_eq!(hand_query(http, base).await.len(), 20),
+                    (false, _) => assert_eq!(hand_bind(http, base).await.channel_code, "CH01"),
+                }
+                if sdk_turn {
+                    sdk_time = t.elapsed();
+                } else {
+                    hand_time = t.elapsed();
+                }
             }
-            let sdk_time = t.elapsed();
-            let t = Instant::now();
-            match op {
-                "get_list" => assert_eq!(hand_query(http, base).await.len(), 20),
-                _ => assert_eq!(hand_bind(http, base).await.channel_code, "CH01"),
-            }
-            let hand_time = t.elapsed();
             if i >= warmup {
                 ours.push(sdk_time);
                 hand.push(hand_time);
