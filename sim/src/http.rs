@@ -655,6 +655,20 @@ pub(crate) async fn gate(
     }
 }
 
+/// Appends `raw` decoded as one name or value of `application/x-www-form-urlencoded`: `+`
+/// is a space, `%XX` a byte, and bytes that are not UTF-8 become U+FFFD.
+fn push_decoded(out: &mut String, raw: &str) {
+    if !raw.bytes().any(|b| matches!(b, b'%' | b'+')) {
+        out.push_str(raw);
+        return;
+    }
+    let spaced: Vec<u8> = raw
+        .bytes()
+        .map(|b| if b == b'+' { b' ' } else { b })
+        .collect();
+    out.push_str(&percent_encoding::percent_decode(&spaced).decode_utf8_lossy());
+}
+
 /// A query string's parameters, in order, decoded as `application/x-www-form-urlencoded`
 /// (undecodable bytes become U+FFFD, as in axum's `Query`). Read on every request, so
 /// the decoded names and values share one buffer: two allocations, whatever their number.
@@ -674,12 +688,46 @@ impl Query {
         // Decoding never lengthens a parameter (`%XX` becomes at most U+FFFD's 3 bytes).
         let mut parsed = Self {
             text: String::with_capacity(query.len()),
-            pairs: Vec::with_capacity(query.bytes().filter(|b| *b == b'&').count() + 1),
+            pairs: Vec::with_capacity(4),
         };
-        for (name, value) in form_urlencoded::parse(query.as_bytes()) {
-            parsed.push(&name, &value);
+        // As `form_urlencoded::parse` splits: on `&`, skipping empty pieces, then at the
+        // first `=`. One pass over the bytes; most names and values need no decoding and
+        // are copied as they are.
+        let bytes = query.as_bytes();
+        let (mut start, mut eq, mut plain) = (0, None, true);
+        for i in 0..=bytes.len() {
+            match bytes.get(i) {
+                None | Some(b'&') => {
+                    if i > start {
+                        let at = eq.unwrap_or(i);
+                        let value = if at < i { at + 1 } else { i };
+                        parsed.push_raw(&query[start..at], &query[value..i], plain);
+                    }
+                    (start, eq, plain) = (i + 1, None, true);
+                }
+                Some(b'=') if eq.is_none() => eq = Some(i),
+                Some(b'%' | b'+') => plain = false,
+                Some(_) => {}
+            }
         }
         parsed
+    }
+
+    /// Appends one parameter as it appears in a query string (`plain`: nothing in it
+    /// needs decoding).
+    fn push_raw(&mut self, name: &str, value: &str, plain: bool) {
+        let start = self.text.len();
+        if plain {
+            self.text.push_str(name);
+            let name_end = self.text.len();
+            self.text.push_str(value);
+            self.pairs.push((start, name_end, self.text.len()));
+            return;
+        }
+        push_decoded(&mut self.text, name);
+        let name_end = self.text.len();
+        push_decoded(&mut self.text, value);
+        self.pairs.push((start, name_end, self.text.len()));
     }
 
     /// Parameters given as they are (already decoded).
@@ -1058,6 +1106,38 @@ impl Hasher for Prehashed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn query_reads_as_form_urlencoded_does() {
+        for raw in [
+            "",
+            "a=1",
+            "a=1&&b=%41+c&=x&y&z=%FF&%2B=%26&k=v=w&+=+&a=2",
+            "g_nonce=abc-1&appKey=%E4%BD%A0%E5%A5%BD&bad=%E4%BD&pct=%&pct2=%4",
+            "&&&",
+            "x=%zz&y=a%20b%2",
+        ] {
+            let expected: Vec<(String, String)> = form_urlencoded::parse(raw.as_bytes())
+                .into_owned()
+                .collect();
+            let query = Query::parse(Some(raw));
+            let got: Vec<(String, String)> = query
+                .pairs()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect();
+            assert_eq!(got, expected, "{raw:?}");
+            let first = expected.first().map(|(k, _)| k.as_str()).unwrap_or("none");
+            assert_eq!(
+                query.get(first),
+                expected
+                    .iter()
+                    .find(|(k, _)| k == first)
+                    .map(|(_, v)| v.as_str()),
+                "{raw:?}"
+            );
+        }
+        assert_eq!(Query::parse(None).pairs().count(), 0);
+    }
 
     #[test]
     fn nonce_window_rejects_replays_and_forgets() {
