@@ -82,14 +82,17 @@ pub(crate) fn bind_enterprise(sim: &Shared, call: &Call) -> Result<o::Enterprise
         return Err(invalid("passwordMobile is not a valid mobile number"));
     }
     let mut state = sim.state_mut();
-    let channel = (req.channel_code.clone(), req.channel_customer_id.clone());
-    if let Some(existing) = state.customer_by_channel.get(&channel) {
+    if let Some(existing) = state
+        .customer_by_channel
+        .get(&req.channel_code, &req.channel_customer_id)
+    {
         let enterprise = &state.customers[existing].enterprise;
         return Err(invalid(format!(
             "channel customer {}/{} is already bound to enterprise {enterprise}",
-            channel.0, channel.1
+            req.channel_code, req.channel_customer_id
         )));
     }
+    let channel = (req.channel_code.clone(), req.channel_customer_id.clone());
     let enterprise = match state.enterprise_by_name.get(&req.enterprise_name) {
         Some(eg) => eg.clone(),
         None => state.new_enterprise(&req.enterprise_name),
@@ -210,8 +213,10 @@ pub(crate) fn query_enterprise(
         }
     };
     let state = sim.state();
-    let key = (channel_code.to_string(), channel_customer_id.to_string());
-    let Some(bound) = state.customer_by_channel.get(&key) else {
+    let Some(bound) = state
+        .customer_by_channel
+        .get(channel_code, channel_customer_id)
+    else {
         return Ok(Vec::new());
     };
     let enterprise = &state.enterprises[&state.customers[bound].enterprise];

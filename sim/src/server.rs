@@ -644,9 +644,11 @@ struct Limited {
 }
 
 impl hyper::service::Service<Request<Incoming>> for Limited {
-    type Response = Response<Body>;
+    // The reply's body wrapped as it is: boxing it again would cost an allocation per
+    // request.
+    type Response = Response<Sending>;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Sending>, Infallible>> + Send>>;
 
     fn call(&self, req: Request<Incoming>) -> Self::Future {
         let busy = self.activity.begin(req.version());
@@ -668,13 +670,13 @@ impl hyper::service::Service<Request<Incoming>> for Limited {
                 }
             };
             drop(lease);
-            Ok(response.map(|body| Body::new(Sending { body, _busy: busy })))
+            Ok(response.map(|body| Sending { body, _busy: busy }))
         })
     }
 }
 
 /// A reply body that keeps its request in progress until it is sent or dropped.
-struct Sending {
+pub(crate) struct Sending {
     body: Body,
     _busy: Busy,
 }

@@ -490,7 +490,7 @@ pub(crate) struct State {
     #[serde(skip)]
     pub customer_by_crm: HashMap<String, String>,
     #[serde(skip)]
-    pub customer_by_channel: HashMap<(String, String), String>,
+    pub customer_by_channel: ChannelIndex,
     #[serde(serialize_with = "sorted")]
     pub orders: HashMap<String, LicenseOrder>,
     /// Active assets by number.
@@ -581,7 +581,7 @@ impl State {
         }
         let crm = new.crm;
         if let Some(channel) = &new.channel {
-            self.customer_by_channel.insert(channel.clone(), id.clone());
+            self.customer_by_channel.insert(channel, id.clone());
         }
         self.customers.insert(
             id.clone(),
@@ -839,7 +839,7 @@ impl State {
                 ));
             }
             if let Some(channel) = &customer.channel
-                && let Some(other) = self.customer_by_channel.insert(channel.clone(), id.clone())
+                && let Some(other) = self.customer_by_channel.insert(channel, id.clone())
             {
                 return Err(Invalid::new(
                     format!("{at}.channel"),
@@ -1230,5 +1230,37 @@ mod tests {
         assert_eq!("8".parse(), Ok(Region::Domestic));
         assert_eq!("Singapore".parse(), Ok(Region::Singapore));
         assert!("mars".parse::<Region>().is_err());
+    }
+}
+
+/// Customers by channel (`channelCode`, `channelCustomerId`), looked up by the two
+/// strings as they are: `queryEnterprise` reads it on every call, without building a key.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct ChannelIndex(HashMap<String, HashMap<String, String>>);
+
+impl ChannelIndex {
+    pub fn get(&self, code: &str, customer: &str) -> Option<&String> {
+        self.0.get(code)?.get(customer)
+    }
+
+    /// Indexes `id` under `channel`; returns the customer indexed there before, if any.
+    pub fn insert(&mut self, (code, customer): &(String, String), id: String) -> Option<String> {
+        self.0
+            .entry(code.clone())
+            .or_default()
+            .insert(customer.clone(), id)
+    }
+
+    pub fn remove(&mut self, (code, customer): &(String, String)) {
+        if let Some(customers) = self.0.get_mut(code) {
+            customers.remove(customer);
+            if customers.is_empty() {
+                self.0.remove(code);
+            }
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.0.clear();
     }
 }
