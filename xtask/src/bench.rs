@@ -1063,7 +1063,8 @@ impl Report {
              (`runtime::PreparedBody`), and its bytes go into a `reqwest::Request`; the simulator's reply \
              (captured at the same size) is decoded through `ResponseValue::from_response` and the envelope; no network. \
              Its floor serializes the same request and parses the same reply into plain structs; both sides drop the \
-             request and its bytes (the SDK owns the request given to `.body()`). \
+             request and its bytes (the SDK owns the request given to `.body()`); they take turns going first, each \
+             with a copy of the request made just before its turn. \
              Simulator side: the same bytes posted over one keep-alive HTTP/1.1 connection to `licensing-sim` and to a bare \
              handler in its own process that parses the body into the same generated `BatchOrderRequest` and answers a \
              reply of the same shape and length. Round trip: the SDK's `batch_order()` against `licensing-sim`. \
