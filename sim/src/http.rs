@@ -716,14 +716,10 @@ impl Query {
     /// Appends one parameter as it appears in a query string (`plain`: nothing in it
     /// needs decoding).
     fn push_raw(&mut self, name: &str, value: &str, plain: bool) {
-        let start = self.text.len();
         if plain {
-            self.text.push_str(name);
-            let name_end = self.text.len();
-            self.text.push_str(value);
-            self.pairs.push((start, name_end, self.text.len()));
-            return;
+            return self.push(name, value);
         }
+        let start = self.text.len();
         push_decoded(&mut self.text, name);
         let name_end = self.text.len();
         push_decoded(&mut self.text, value);
@@ -739,6 +735,7 @@ impl Query {
         query
     }
 
+    /// Appends one parameter as it is.
     fn push(&mut self, name: &str, value: &str) {
         let start = self.text.len();
         self.text.push_str(name);

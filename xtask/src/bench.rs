@@ -335,12 +335,11 @@ impl Server {
     }
 
     fn prism(root: &Path, bins: &Binaries) -> Result<Self> {
-        let bin = PrismInstall::bin(&bins.target_dir);
-        if !bin.exists() {
-            PrismInstall::start(&bins.target_dir)?
-                .context("Prism is neither installed nor being installed")?
-                .wait()?;
+        // `run` has it installed while cargo builds; anything else installs it here.
+        if let Some(install) = PrismInstall::start(&bins.target_dir)? {
+            install.wait()?;
         }
+        let bin = PrismInstall::bin(&bins.target_dir);
         let port = free_port()?;
         let mut child = Command::new(bin)
             .args([
