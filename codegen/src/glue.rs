@@ -45,9 +45,13 @@ pub fn builder(op: &Op) -> TokenStream {
                         /// the broken rule) for every attempt's `send()`.
                         fn prepare(mut self) -> Self {
                             if self.prepared.is_none() {
+                                // What stays behind is never read once `prepared` is set:
+                                // an empty error, which costs no allocation to make or to
+                                // clone for each attempt (a default builder holds one
+                                // message per field).
                                 let body = ::std::mem::replace(
                                     &mut self.body,
-                                    Ok(::std::default::Default::default()),
+                                    Err(::std::string::String::new()),
                                 );
                                 let converted = body.and_then(|v| {
                                     types::#request::try_from(v).map_err(|e| e.to_string())
