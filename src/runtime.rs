@@ -654,8 +654,11 @@ where
             attempt_event(op, attempt, status, &result, delay);
             let Some(delay) = delay else {
                 let span = tracing::Span::current();
-                span.record("attempts", attempt);
-                span.record("outcome", outcome(&result).as_str());
+                // Without a subscriber that wants the span, the outcome's name is not built.
+                if !span.is_disabled() {
+                    span.record("attempts", attempt);
+                    span.record("outcome", outcome(&result).as_str());
+                }
                 return result;
             };
             tokio::time::sleep(delay).await;

@@ -15,6 +15,8 @@ pub struct Report {
     /// Builders whose `send()` now validates and serializes the body (or takes it
     /// prepared).
     pub validated: BTreeSet<String>,
+    /// Builders whose `send()` no longer adds progenitor's `api-version` header.
+    pub unversioned: BTreeSet<String>,
     /// Glue items pushed into the `builder` module.
     pub glued: usize,
     /// Re-exports pushed into the `types` module.
@@ -59,6 +61,9 @@ pub fn apply(
                 for item in items.iter_mut() {
                     match item {
                         syn::Item::Impl(imp) => {
+                            if let Some(builder) = drop_api_version(imp)? {
+                                report.unversioned.insert(builder);
+                            }
                             if let Some(builder) = prepare_body(imp)?
                                 && !report.validated.insert(builder.clone())
                             {
@@ -118,6 +123,11 @@ fn check(
                 "{id}: progenitor generated no builder `{name}` (progenitor's output changed?)"
             ));
         };
+        if !report.unversioned.contains(&name) {
+            return Err(format!(
+                "{id}: builder `{name}` has no `send()` (progenitor's output changed?)"
+            ));
+        }
         match (&op.request, report.validated.contains(&name)) {
             (Some(_), false) => {
                 return Err(format!(
@@ -151,6 +161,76 @@ fn defined_name(item: &syn::Item) -> Option<String> {
         syn::Item::Struct(s) => Some(s.ident.to_string()),
         syn::Item::Type(t) => Some(t.ident.to_string()),
         _ => None,
+    }
+}
+
+/// progenitor adds an `api-version` header (the spec's `info.version`) to every request.
+/// The platform's documents define no such header, so `send()` does not send it: the
+/// `header_map.append(…"api-version"…)` statement goes, and with it the header map when
+/// nothing else is put in it (no operation has header parameters), which also saves
+/// building and merging a map on every call. Returns the builder's name when it has a
+/// `send()`; a `send()` without that statement fails, naming the builder.
+fn drop_api_version(imp: &mut syn::ItemImpl) -> Result<Option<String>, String> {
+    let syn::Type::Path(self_ty) = &*imp.self_ty else {
+        return Ok(None);
+    };
+    let Some(builder) = self_ty.path.segments.last().map(|s| s.ident.to_string()) else {
+        return Ok(None);
+    };
+    let Some(send) = imp.items.iter_mut().find_map(|item| match item {
+        syn::ImplItem::Fn(f) if f.sig.ident == "send" => Some(f),
+        _ => None,
+    }) else {
+        return Ok(None);
+    };
+    let text = |stmt: &syn::Stmt| quote::quote!(#stmt).to_string();
+    let stmts = &mut send.block.stmts;
+    let before = stmts.len();
+    stmts.retain(|s| {
+        let t = text(s);
+        !(t.starts_with("header_map . append") && t.contains("\"api-version\""))
+    });
+    if stmts.len() + 1 != before {
+        return Err(format!(
+            "builder `{builder}`: `send()` has {} `header_map.append(…\"api-version\"…)` \
+             statements, not one (progenitor's output changed?)",
+            before - stmts.len()
+        ));
+    }
+    let is_map = |s: &syn::Stmt| text(s).starts_with("let mut header_map =");
+    let used = stmts
+        .iter()
+        .any(|s| !is_map(s) && text(s).starts_with("header_map"));
+    if !used {
+        stmts.retain(|s| !is_map(s));
+        let mut headers = HeadersCall(0);
+        syn::visit_mut::VisitMut::visit_block_mut(&mut headers, &mut send.block);
+        if headers.0 != 1 {
+            return Err(format!(
+                "builder `{builder}`: `send()` has {} `.headers(header_map)` calls, not one \
+                 (progenitor's output changed?)",
+                headers.0
+            ));
+        }
+    }
+    Ok(Some(builder))
+}
+
+/// `x.headers(header_map)` becomes `x`.
+struct HeadersCall(usize);
+
+impl syn::visit_mut::VisitMut for HeadersCall {
+    fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
+        syn::visit_mut::visit_expr_mut(self, expr);
+        let syn::Expr::MethodCall(m) = expr else {
+            return;
+        };
+        let is_map = m.args.len() == 1
+            && matches!(&m.args[0], syn::Expr::Path(p) if p.path.is_ident("header_map"));
+        if m.method == "headers" && is_map {
+            *expr = (*m.receiver).clone();
+            self.0 += 1;
+        }
     }
 }
 
@@ -328,13 +408,27 @@ mod tests {
                             .and_then(|v| types::Body::try_from(v).map_err(|e| e.to_string()))
                             .map_err(Error::InvalidRequest)?;
                         let url = "x";
-                        let request = client.client.post(url).json(&body).build()?;
+                        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+                        header_map.append(
+                            ::reqwest::header::HeaderName::from_static("api-version"),
+                            ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+                        );
+                        let request = client.client.post(url).json(&body).headers(header_map).build()?;
                         Ok(())
                     }
                 }
                 pub struct ListThings<'a> { client: &'a Client, page_num: Result<u32, String> }
                 impl<'a> ListThings<'a> {
-                    pub async fn send(self) -> Result<(), Error> { Ok(()) }
+                    pub async fn send(self) -> Result<(), Error> {
+                        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+                        header_map.append(
+                            ::reqwest::header::HeaderName::from_static("api-version"),
+                            ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+                        );
+                        header_map.append("x-page", page_num.to_string().try_into()?);
+                        let request = client.client.get(url).headers(header_map).build()?;
+                        Ok(())
+                    }
                 }
             }
         })
@@ -378,6 +472,54 @@ mod tests {
             assert!(code.contains(expected), "{expected}\n{code}");
         }
         assert!(!code.contains(". json (& body)"), "{code}");
+    }
+
+    #[test]
+    fn the_api_version_header_is_not_sent() {
+        let mut file = progenitor_like();
+        let ops = [
+            op("doThing", Some("Body"), false),
+            op("listThings", None, true),
+        ];
+        let report = apply(&mut file, &ops, &[], reexport(), vec![]).unwrap();
+        assert_eq!(
+            report.unversioned,
+            BTreeSet::from(["DoThing".to_string(), "ListThings".to_string()])
+        );
+        let code = quote!(#file).to_string();
+        assert!(!code.contains("api-version"), "{code}");
+        // A map with nothing left in it goes; one with other headers stays.
+        let (do_thing, list_things) = code.split_at(code.find("struct ListThings").unwrap());
+        assert!(!do_thing.contains("header_map"), "{do_thing}");
+        assert!(
+            do_thing.contains("client . client . post (url) . header ("),
+            "{do_thing}"
+        );
+        for kept in [
+            "let mut header_map = :: reqwest :: header :: HeaderMap :: with_capacity (2usize) ;",
+            "header_map . append (\"x-page\"",
+            ". get (url) . headers (header_map) . build () ?",
+        ] {
+            assert!(list_things.contains(kept), "{kept}\n{list_things}");
+        }
+    }
+
+    #[test]
+    fn a_send_without_the_api_version_header_fails_naming_the_builder() {
+        let file = progenitor_like();
+        let text = quote!(#file)
+            .to_string()
+            .replacen("\"api-version\"", "\"x-other\"", 1);
+        let mut file: syn::File = syn::parse_str(&text).unwrap();
+        let ops = [op("doThing", Some("Body"), false)];
+        assert_eq!(
+            apply(&mut file, &ops, &[], reexport(), vec![]),
+            Err(
+                "builder `DoThing`: `send()` has 0 `header_map.append(…\"api-version\"…)` \
+                 statements, not one (progenitor's output changed?)"
+                    .into()
+            )
+        );
     }
 
     #[test]
