@@ -184,27 +184,25 @@ impl Runtime {
                 *request.timeout_mut() = Some(timeout);
             }
         });
-        let (headers, sent) = match &self.auth {
+        let sent = match &self.auth {
             Auth::Order { application } => {
                 let token = application.token().await.map_err(|e| e.to_string())?;
-                let bearer = sensitive(&format!("Bearer {}", token.expose_secret()))?;
-                (vec![(AUTHORIZATION, bearer)], [Some(token), None])
+                let bearer = bearer(token.expose_secret())?;
+                request.headers_mut().insert(AUTHORIZATION, bearer);
+                [Some(token), None]
             }
             Auth::Member { client, user } => {
                 let client = client.token().await.map_err(|e| e.to_string())?;
                 let user = user.token().await.map_err(|e| e.to_string())?;
-                let headers = vec![
-                    (
-                        AUTHORIZATION,
-                        sensitive(&format!("Bearer {}", client.expose_secret()))?,
-                    ),
+                let headers = [
+                    (AUTHORIZATION, bearer(client.expose_secret())?),
                     (CLIENT_TOKEN, sensitive(client.expose_secret())?),
                     (USER_TOKEN, sensitive(user.expose_secret())?),
                 ];
-                (headers, [Some(client), Some(user)])
+                request.headers_mut().extend(headers);
+                [Some(client), Some(user)]
             }
         };
-        request.headers_mut().extend(headers);
         let _ = ATTEMPT.try_with(|a| *a.sent.lock().unwrap_or_else(PoisonError::into_inner) = sent);
         // The order document requires `Content-Type: application/json` on every endpoint,
         // bodiless ones included; the member center only where there is a body.
@@ -239,6 +237,18 @@ impl Runtime {
             .as_ref()
             .is_some_and(|token| provider.invalidate(token))
     }
+}
+
+/// `Bearer <token>`, as a sensitive header value: its bytes written once, into the buffer
+/// the value keeps (`format!` and then `HeaderValue::from_str` would copy them twice).
+fn bearer(token: &str) -> Result<HeaderValue, String> {
+    let mut value = Vec::with_capacity("Bearer ".len() + token.len());
+    value.extend_from_slice(b"Bearer ");
+    value.extend_from_slice(token.as_bytes());
+    let mut v = HeaderValue::from_maybe_shared(bytes::Bytes::from(value))
+        .map_err(|_| "a token contains characters not allowed in an HTTP header".to_string())?;
+    v.set_sensitive(true);
+    Ok(v)
 }
 
 /// Sensitive values are left out of `Debug` output by `http` and of HTTP/2 header tables.
