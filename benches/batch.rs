@@ -18,6 +18,7 @@
 //!   and length, one result per order). The difference is the simulator's own work.
 //! * **round trip**: SDK → simulator → SDK through the public API, against bare
 //!   `serde_json` serialize + parse of the same request; with the client's peak heap.
+//!   Sizes above 1,000 orders alternate with runs of 1,000 orders, for linearity.
 //!
 //! Every call to the simulator meets an empty state (reset through the admin API before
 //! each; the simulator then hands out the same customer id and asset numbers, so one
@@ -49,6 +50,9 @@ const SMOKE_SIZES: [usize; 1] = [10];
 /// Measured runs per size and measurement, after one unmeasured warm-up run (first-touch
 /// page faults in both processes otherwise dominate the first large batch).
 const RUNS: usize = 5;
+/// Round trips of 1,000 orders before the first and after every measured round trip of a
+/// larger batch: the 1,000-order cost its linearity is measured against.
+const FLANK_RUNS: usize = 3;
 const APP_TOKEN: &str = licensing_sim::DEFAULT_APP_TOKEN;
 
 // ------------------------------------------------------------------------- the batch
@@ -216,7 +220,6 @@ async fn sdk_client_side(
     reply: &Bytes,
 ) -> Vec<o::BatchOrderResultItem> {
     use licensing_sdk::runtime::Envelope as _;
-    use progenitor_client::ClientInfo as _;
     // `.body(req)`
     let builder = o::builder::BatchOrderRequest::from(req);
     // `prepare()`
@@ -229,7 +232,6 @@ async fn sdk_client_side(
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .body(prepared.body())
         .query(&[("appKey", "bench")])
-        .header("api-version", licensing_sdk::order::Client::api_version())
         .build()
         .unwrap();
     request
@@ -387,6 +389,44 @@ impl Setup {
         (customer, numbers)
     }
 
+    /// One SDK round trip of `req` (built from `first`) against an emptied simulator:
+    /// its time in µs and the client's peak heap growth.
+    async fn round_trip(
+        &self,
+        first: &(o::EnterpriseCustomer, Vec<String>),
+        req: &o::BatchOrderRequest,
+        perf: &mut Perf,
+    ) -> (f64, usize) {
+        let n = req.order_list.len();
+        self.prepare_again(first).await;
+        let ours = req.clone();
+        let heap = Heap::start();
+        let t = Instant::now();
+        perf.enable();
+        let result = self.client.batch_order().app_key("bench").body(ours).await;
+        perf.disable();
+        let elapsed = t.elapsed().as_secs_f64() * 1e6;
+        let peak = heap.peak();
+        let items = result.unwrap_or_else(|e| panic!("{n} orders: {e}"));
+        assert_eq!(items.len(), n);
+        drop(items);
+        (elapsed, peak)
+    }
+
+    /// `runs` round trips of `batch` (set-up and request), their times in µs.
+    async fn round_trips(
+        &self,
+        batch: &((o::EnterpriseCustomer, Vec<String>), o::BatchOrderRequest),
+        runs: usize,
+        perf: &mut Perf,
+    ) -> Vec<f64> {
+        let mut times = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            times.push(self.round_trip(&batch.0, &batch.1, perf).await.0);
+        }
+        times
+    }
+
     /// [`Setup::prepare`] for a batch already built from `first`'s customer and numbers.
     async fn prepare_again(&self, first: &(o::EnterpriseCustomer, Vec<String>)) {
         let again = self.prepare(first.1.len()).await;
@@ -476,6 +516,8 @@ async fn run(mode: Mode) -> serde_json::Value {
     };
     let mut perf = Perf::from_env();
     let mut results = Vec::new();
+    // The 1,000-order batch (its set-up and request), kept for the linearity pairs.
+    let mut linear: Option<((o::EnterpriseCustomer, Vec<String>), o::BatchOrderRequest)> = None;
     for n in sizes {
         let started = Instant::now();
         let runs = runs_at(mode, n);
@@ -585,6 +627,8 @@ async fn run(mode: Mode) -> serde_json::Value {
 
         // Round trip: SDK → simulator → SDK, against serialize + parse of the request.
         let (mut rt_t, mut rt_floor, mut rt_peaks) = (Vec::new(), Vec::new(), Vec::new());
+        // Round trips of 1,000 orders around this size's, for linearity.
+        let mut small_t = Vec::new();
         for run in 0..=runs {
             if !part("round_trip") {
                 break;
@@ -601,26 +645,32 @@ async fn run(mode: Mode) -> serde_json::Value {
             if refused.is_some() {
                 continue; // the floor only: the simulator takes no batch of this size
             }
-            setup.prepare_again(&first).await;
-            let ours = req.clone();
-            let heap = Heap::start();
-            let t = Instant::now();
-            perf.enable();
-            let result = setup.client.batch_order().app_key("bench").body(ours).await;
-            perf.disable();
-            let elapsed = t.elapsed().as_secs_f64() * 1e6;
-            let peak = heap.peak();
-            let items = result.unwrap_or_else(|e| panic!("{n} orders: {e}"));
-            assert_eq!(items.len(), n);
-            drop(items);
+            // Linearity compares this size with 1,000 orders. Each measured run sits
+            // between runs of 1,000 orders, so both sizes see the same machine: its speed
+            // drifts by more than the target's margin within a minute.
+            let flank = linear.as_ref().filter(|_| n > 1_000 && measured(run));
+            if let Some(small) = flank
+                && small_t.is_empty()
+            {
+                small_t.extend(setup.round_trips(small, FLANK_RUNS, &mut perf).await);
+            }
+            let (elapsed, peak) = setup.round_trip(&first, &req, &mut perf).await;
             if measured(run) {
                 rt_t.push(elapsed);
                 rt_peaks.push(peak as f64);
             }
+            if let Some(small) = flank {
+                small_t.extend(setup.round_trips(small, FLANK_RUNS, &mut perf).await);
+            }
         }
-        drop(req);
+        if n == 1_000 {
+            linear = Some((first, req));
+        } else {
+            drop(req);
+        }
 
         let max = |v: Vec<f64>| v.into_iter().fold(f64::NAN, f64::max);
+        let linear_at_n = linearity(n, &rt_t, &small_t);
         let row = json!({
             "orders": n,
             "runs": runs.max(1),
@@ -638,6 +688,7 @@ async fn run(mode: Mode) -> serde_json::Value {
                 "sdk_us": median(rt_t), "floor_us": median(rt_floor),
                 "sdk_peak_bytes": max(rt_peaks),
             },
+            "linearity": linear_at_n,
             "seconds": started.elapsed().as_secs_f64(),
         });
         eprintln!("{row}");
@@ -645,4 +696,20 @@ async fn run(mode: Mode) -> serde_json::Value {
     }
     setup.sim.reset(&setup.http).await;
     json!({"sizes": results})
+}
+
+/// Linearity at `n` orders: the median cost per order of its round trips against that
+/// of the 1,000-order round trips run around them (`null` when there were none).
+fn linearity(n: usize, large: &[f64], small: &[f64]) -> serde_json::Value {
+    if small.is_empty() || large.is_empty() {
+        return serde_json::Value::Null;
+    }
+    let large = median(large.to_vec()) / n as f64;
+    let small = median(small.to_vec()) / 1_000.0;
+    json!({
+        "us_per_order": large,
+        "us_per_order_at_1000": small,
+        "runs_at_1000": FLANK_RUNS,
+        "ratio": large / small,
+    })
 }
