@@ -1,7 +1,8 @@
 //! The two helper processes of `cargo xtask bench`, started by it in the benchmark's own
 //! build (optimized, like the servers they measure):
 //!
-//! * `bench-load load`: a load generator, keep-alive connections on one worker thread;
+//! * `bench-load load`: a load generator, keep-alive connections on one worker thread,
+//!   loading one server or several in turn;
 //! * `bench-load bare-server`: a bare hyper server answering one fixed body, the ceiling
 //!   any server on this machine can reach.
 
@@ -9,7 +10,10 @@ use std::{
     convert::Infallible,
     net::SocketAddr,
     process::ExitCode,
-    sync::atomic::{AtomicU64, Ordering},
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -41,8 +45,10 @@ enum Cli {
 /// What `load` sends.
 #[derive(clap::Args)]
 struct LoadOptions {
-    #[arg(long)]
-    url: String,
+    /// Repeatable: several servers are loaded in turn, in slices of `--slice-ms`, so that
+    /// each meets the machine as the others do (its speed drifts within seconds).
+    #[arg(long = "url", required = true)]
+    urls: Vec<String>,
     #[arg(long, default_value = "GET")]
     method: String,
     #[arg(long)]
@@ -52,8 +58,12 @@ struct LoadOptions {
     headers: Vec<String>,
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
+    /// Seconds of load for each URL.
     #[arg(long, default_value_t = 5)]
     seconds: u64,
+    /// How long each URL is loaded before the next one's turn.
+    #[arg(long, default_value_t = 100)]
+    slice_ms: u64,
 }
 
 fn main() -> ExitCode {
@@ -70,16 +80,19 @@ fn main() -> ExitCode {
     }
 }
 
-/// Sends requests from `concurrency` keep-alive connections for `seconds`; prints
-/// `{requests, errors, rps, p50_us, p99_us}`. `{nonce}` in the URL becomes a value unique
-/// to this run and request, as the services require.
+/// Sends requests from `concurrency` keep-alive connections per URL for `seconds` per
+/// URL, the URLs taking turns in slices; prints `{requests, errors, rps, p50_us, p99_us}`
+/// for one URL, an array of them (in the order given) for several. A URL's rate is the
+/// mean over its slices of the sum of its connections' rates, each connection's over its
+/// own time in the slice. `{nonce}` in a URL becomes a value unique to this run and
+/// request, as the services require.
 fn load(o: LoadOptions) -> Result<()> {
     // One worker thread: the server under test keeps the other core.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()?;
-    let summary = rt.block_on(async move {
+    let summaries = rt.block_on(async move {
         let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
             .pool_max_idle_per_host(o.concurrency)
             .build_http();
@@ -88,61 +101,93 @@ fn load(o: LoadOptions) -> Result<()> {
             std::process::id(),
             Instant::now().elapsed().as_nanos()
         );
-        let counter = std::sync::Arc::new(AtomicU64::new(0));
-        let deadline = Instant::now() + Duration::from_secs(o.seconds);
-        let started = Instant::now();
-        let mut tasks = Vec::new();
-        for _ in 0..o.concurrency {
-            let (client, counter, run) = (client.clone(), counter.clone(), run.clone());
-            let (url, method, body, headers) = (
-                o.url.clone(),
-                o.method.clone(),
-                o.body.clone(),
-                o.headers.clone(),
-            );
-            tasks.push(tokio::spawn(async move {
-                let (mut latencies, mut errors) = (Vec::new(), 0u64);
-                while Instant::now() < deadline {
-                    let n = counter.fetch_add(1, Ordering::Relaxed);
-                    let mut req = Request::builder()
-                        .method(method.as_str())
-                        .uri(url.replace("{nonce}", &format!("{run}-{n}")));
-                    for h in &headers {
-                        if let Some((k, v)) = h.split_once(':') {
-                            req = req.header(k.trim(), v.trim());
+        let counter = Arc::new(AtomicU64::new(0));
+        let slice = Duration::from_millis(o.slice_ms.max(1));
+        let slices = (Duration::from_secs(o.seconds).as_millis() / slice.as_millis()).max(1);
+        let mut targets: Vec<Target> = o.urls.iter().map(|_| Target::default()).collect();
+        for _ in 0..slices {
+            for (url, target) in o.urls.iter().zip(&mut targets) {
+                let started = Instant::now();
+                let deadline = started + slice;
+                let mut tasks = Vec::with_capacity(o.concurrency);
+                for _ in 0..o.concurrency {
+                    let (client, counter, run) = (client.clone(), counter.clone(), run.clone());
+                    let (url, method, body, headers) = (
+                        url.clone(),
+                        o.method.clone(),
+                        o.body.clone(),
+                        o.headers.clone(),
+                    );
+                    tasks.push(tokio::spawn(async move {
+                        let (mut latencies, mut errors) = (Vec::new(), 0u64);
+                        while Instant::now() < deadline {
+                            let n = counter.fetch_add(1, Ordering::Relaxed);
+                            let mut req = Request::builder()
+                                .method(method.as_str())
+                                .uri(url.replace("{nonce}", &format!("{run}-{n}")));
+                            for h in &headers {
+                                if let Some((k, v)) = h.split_once(':') {
+                                    req = req.header(k.trim(), v.trim());
+                                }
+                            }
+                            let req =
+                                req.body(Full::new(Bytes::from(body.clone().unwrap_or_default())))?;
+                            let t = Instant::now();
+                            let response = client.request(req).await?;
+                            let ok = matches!(response.status().as_u16(), 200 | 299);
+                            response.into_body().collect().await?;
+                            latencies.push(t.elapsed().as_micros() as u64);
+                            errors += u64::from(!ok);
                         }
-                    }
-                    let req = req.body(Full::new(Bytes::from(body.clone().unwrap_or_default())))?;
-                    let t = Instant::now();
-                    let response = client.request(req).await?;
-                    let ok = matches!(response.status().as_u16(), 200 | 299);
-                    response.into_body().collect().await?;
-                    latencies.push(t.elapsed().as_micros() as u64);
-                    errors += u64::from(!ok);
+                        anyhow::Ok((latencies, errors, started.elapsed()))
+                    }));
                 }
-                anyhow::Ok((latencies, errors))
-            }));
+                // Each connection's rate over its own time, from the slice's start to its
+                // last answer: the slice's end, when connections finish their last
+                // requests one by one, counts as idle time for none of them.
+                let mut rate = 0.0;
+                for t in tasks {
+                    let (l, e, busy) = t.await??;
+                    rate += l.len() as f64 / busy.as_secs_f64();
+                    target.latencies.extend(l);
+                    target.errors += e;
+                }
+                target.rates.push(rate);
+            }
         }
-        let (mut all, mut errors) = (Vec::new(), 0);
-        for t in tasks {
-            let (l, e) = t.await??;
-            all.extend(l);
-            errors += e;
-        }
-        let elapsed = started.elapsed().as_secs_f64();
+        anyhow::Ok(targets.into_iter().map(Target::summary).collect::<Vec<_>>())
+    })?;
+    match summaries.as_slice() {
+        [one] => println!("{one}"),
+        all => println!("{}", serde_json::Value::from(all.to_vec())),
+    }
+    Ok(())
+}
+
+/// What one URL's slices measured.
+#[derive(Default)]
+struct Target {
+    latencies: Vec<u64>,
+    errors: u64,
+    /// Requests per second in each slice: the sum of its connections' rates.
+    rates: Vec<f64>,
+}
+
+impl Target {
+    fn summary(mut self) -> serde_json::Value {
+        let all = &mut self.latencies;
         all.sort_unstable();
         let at = |q: f64| {
             all.get(((all.len().max(1) - 1) as f64 * q) as usize)
                 .copied()
                 .unwrap_or(0)
         };
-        anyhow::Ok(serde_json::json!({
-            "requests": all.len(), "errors": errors, "rps": all.len() as f64 / elapsed,
+        serde_json::json!({
+            "requests": all.len(), "errors": self.errors,
+            "rps": self.rates.iter().sum::<f64>() / self.rates.len().max(1) as f64,
             "p50_us": at(0.5), "p99_us": at(0.99),
-        }))
-    })?;
-    println!("{summary}");
-    Ok(())
+        })
+    }
 }
 
 /// A server that answers every request with the same JSON body and nothing else.

@@ -410,13 +410,15 @@ enum Endpoint {
     Write,
 }
 
+/// `bench-load load` on `endpoint` of each server in `urls`, in turn in slices of
+/// [`SLICE_MS`], `seconds` each; one summary per server, in order.
 fn load(
     root: &Path,
     bins: &Binaries,
-    url: &str,
+    urls: &[&str],
     endpoint: Endpoint,
     seconds: u64,
-) -> Result<Value> {
+) -> Result<Vec<Value>> {
     let (id, params, body) = match endpoint {
         Endpoint::Read => ("queryEnterprise", QUERY_PARAMS, None),
         Endpoint::Write => ("allocateShellNums", SHELLNUMS_PARAMS, Some(r#"{"size":1}"#)),
@@ -431,13 +433,16 @@ fn load(
         method,
         "--seconds",
         &seconds.to_string(),
+        "--slice-ms",
+        &SLICE_MS.to_string(),
         "--concurrency",
         "16",
-    ])
-    .arg("--url")
-    .arg(format!("{url}{path}"))
-    .args(["--header", &format!("authorization: Bearer {APP_TOKEN}")])
-    .args(["--header", "content-type: application/json"]);
+    ]);
+    for url in urls {
+        cmd.arg("--url").arg(format!("{url}{path}"));
+    }
+    cmd.args(["--header", &format!("authorization: Bearer {APP_TOKEN}")])
+        .args(["--header", "content-type: application/json"]);
     if let Some(body) = body {
         cmd.args(["--body", body]);
     }
@@ -448,8 +453,14 @@ fn load(
     if !out.status.success() {
         bail!("load generator failed");
     }
-    Ok(serde_json::from_slice(&out.stdout)?)
+    Ok(match serde_json::from_slice(&out.stdout)? {
+        Value::Array(all) => all,
+        one => vec![one],
+    })
 }
+
+/// How long the load generator stays on one server before the next one's turn.
+const SLICE_MS: u64 = 100;
 
 /// Every server runs at once (an idle one costs nothing) and they are loaded in turn, in
 /// short rounds: each round loads every server once, so a ratio compares runs seconds
@@ -468,20 +479,23 @@ fn throughput(root: &Path, bins: &Binaries, options: &Options, report: &mut Repo
     servers.push(("bare hyper", Server::bare(bins)?));
     bind_customer(&servers[0].1.url)?;
     let mut results = serde_json::Map::new();
+    let urls: Vec<&str> = servers.iter().map(|(_, s)| s.url.as_str()).collect();
     for (label, endpoint) in [("read", Endpoint::Read), ("write", Endpoint::Write)] {
         // A short warm-up lets every server open connections and fill caches.
         if !options.smoke {
-            for (_, server) in &servers {
-                load(root, bins, &server.url, endpoint, 1)?;
-            }
+            load(root, bins, &urls, endpoint, 1)?;
         }
         let mut runs: Vec<Vec<Value>> = vec![Vec::new(); servers.len()];
         for round in 0..rounds {
-            // Each round starts with the next server, so none is always first or last.
-            for i in 0..servers.len() {
-                let i = (i + round) % servers.len();
-                let (name, server) = &servers[i];
-                let r = load(root, bins, &server.url, endpoint, seconds)?;
+            // The servers take turns within a round; each round starts with the next one,
+            // so none is always first.
+            let order: Vec<usize> = (0..servers.len())
+                .map(|i| (i + round) % servers.len())
+                .collect();
+            let round_urls: Vec<&str> = order.iter().map(|&i| urls[i]).collect();
+            let results = load(root, bins, &round_urls, endpoint, seconds)?;
+            for (&i, r) in order.iter().zip(results) {
+                let name = servers[i].0;
                 eprintln!("{name} {label}, round {}: {r}", round + 1);
                 if options.smoke && (r["requests"] == 0 || r["errors"] != 0) {
                     bail!("{name} {label}: the load run failed: {r}");
@@ -916,7 +930,7 @@ impl Report {
             }
         }
         self.notes.push(format!(
-            "Throughput: the three servers run at once and are loaded in turn, {rounds} rounds of {seconds} s per server and endpoint after a 1 s warm-up each; a ratio is the median of the rounds' ratios (runs seconds apart), req/s and p99 the medians. Load: 16 concurrent keep-alive connections from `bench-load load` (a separate process, one worker thread), every request with a fresh `g_nonce`; `licensing-sim` with its default settings (journal on)."
+            "Throughput: the three servers run at once; per endpoint, after a warm-up of 1 s each, {rounds} rounds of {seconds} s per server, in which one `bench-load load` process loads the servers in turn, {SLICE_MS} ms each, so that all of them meet the machine as it is then (each round starting with the next server); a server's req/s is the mean over its slices of its connections' rates, each connection's over its own time in the slice (from the slice's start to its last answer). A ratio is the median of the rounds' ratios, req/s and p99 the medians. Load: 16 concurrent keep-alive connections per server (one worker thread), every request with a fresh `g_nonce`; `licensing-sim` with its default settings (journal on)."
         ));
     }
 
