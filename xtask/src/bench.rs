@@ -472,57 +472,91 @@ fn throughput(root: &Path, bins: &Binaries, options: &Options, report: &mut Repo
         (false, true) => (2, 1),
         (false, false) => (5, 2),
     };
-    let mut servers = vec![("licensing-sim", Server::licensing_sim(bins, &[])?)];
+    let sim = Server::licensing_sim(bins, &[])?;
+    // Each is measured against the simulator in a load run of their own: taking turns
+    // with Prism, a server would meet the work Prism's runtime leaves behind (the server
+    // after it was measurably slower), so the bare server never follows Prism.
+    let mut others = vec![("bare hyper", Server::bare(bins)?)];
     if !options.smoke {
-        servers.push(("prism", Server::prism(root, bins)?));
+        others.push(("prism", Server::prism(root, bins)?));
     }
-    servers.push(("bare hyper", Server::bare(bins)?));
-    bind_customer(&servers[0].1.url)?;
+    bind_customer(&sim.url)?;
     let mut results = serde_json::Map::new();
-    let urls: Vec<&str> = servers.iter().map(|(_, s)| s.url.as_str()).collect();
     for (label, endpoint) in [("read", Endpoint::Read), ("write", Endpoint::Write)] {
         // A short warm-up lets every server open connections and fill caches.
         if !options.smoke {
+            let mut urls = vec![sim.url.as_str()];
+            urls.extend(others.iter().map(|(_, o)| o.url.as_str()));
             load(root, bins, &urls, endpoint, 1)?;
         }
-        let mut runs: Vec<Vec<Value>> = vec![Vec::new(); servers.len()];
+        // Per other server: (the simulator's run, the other's run) of each round.
+        let mut runs: Vec<Vec<(Value, Value)>> = vec![Vec::new(); others.len()];
         for round in 0..rounds {
-            // The servers take turns within a round; each round starts with the next one,
-            // so none is always first.
-            let order: Vec<usize> = (0..servers.len())
-                .map(|i| (i + round) % servers.len())
-                .collect();
-            let round_urls: Vec<&str> = order.iter().map(|&i| urls[i]).collect();
-            let results = load(root, bins, &round_urls, endpoint, seconds)?;
-            for (&i, r) in order.iter().zip(results) {
-                let name = servers[i].0;
-                eprintln!("{name} {label}, round {}: {r}", round + 1);
-                if options.smoke && (r["requests"] == 0 || r["errors"] != 0) {
-                    bail!("{name} {label}: the load run failed: {r}");
+            for ((name, other), pairs) in others.iter().zip(&mut runs) {
+                // The two take turns, slice by slice; every other round the other
+                // server starts.
+                let sim_first = round % 2 == 0;
+                let urls = if sim_first {
+                    [sim.url.as_str(), other.url.as_str()]
+                } else {
+                    [other.url.as_str(), sim.url.as_str()]
+                };
+                let mut got = load(root, bins, &urls, endpoint, seconds)?;
+                if got.len() != 2 {
+                    bail!("the load generator reported {} servers, not 2", got.len());
                 }
-                runs[i].push(r);
+                let (theirs, ours) = if sim_first {
+                    (got.pop(), got.pop())
+                } else {
+                    let ours = got.pop();
+                    (got.pop(), ours)
+                };
+                let (ours, theirs) = (ours.unwrap_or_default(), theirs.unwrap_or_default());
+                let with = format!("licensing-sim (with {name})");
+                for (who, r) in [(with.as_str(), &ours), (*name, &theirs)] {
+                    eprintln!("{who} {label}, round {}: {r}", round + 1);
+                    if options.smoke && (r["requests"] == 0 || r["errors"] != 0) {
+                        bail!("{who} {label}: the load run failed: {r}");
+                    }
+                }
+                pairs.push((ours, theirs));
             }
         }
-        let sim = &runs[0];
-        for ((name, _), server_runs) in servers.iter().zip(&runs) {
-            let pick = |key: &str| median(server_runs.iter().map(|r| f(&r[key])).collect());
-            let sum = |key: &str| server_runs.iter().map(|r| f(&r[key])).sum::<f64>();
+        let pick = |rs: &[&Value], key: &str| median(rs.iter().map(|r| f(&r[key])).collect());
+        let sum = |rs: &[&Value], key: &str| rs.iter().map(|r| f(&r[key])).sum::<f64>();
+        let rounds_of = |rs: &[&Value]| rs.iter().map(|r| f(&r["rps"]).round()).collect::<Vec<_>>();
+        for ((name, _), pairs) in others.iter().zip(&runs) {
+            let ours: Vec<&Value> = pairs.iter().map(|p| &p.0).collect();
+            let theirs: Vec<&Value> = pairs.iter().map(|p| &p.1).collect();
             let ratio = median(
-                sim.iter()
-                    .zip(server_runs)
+                pairs
+                    .iter()
                     .map(|(s, o)| f(&s["rps"]) / f(&o["rps"]))
                     .collect(),
             );
             results.insert(
                 format!("{name}/{label}"),
                 json!({
-                    "rps": pick("rps"), "p99_us": pick("p99_us"),
-                    "requests": sum("requests"), "errors": sum("errors"),
+                    "rps": pick(&theirs, "rps"), "p99_us": pick(&theirs, "p99_us"),
+                    "requests": sum(&theirs, "requests"), "errors": sum(&theirs, "errors"),
                     "sim_ratio": ratio,
-                    "rounds": server_runs.iter().map(|r| f(&r["rps"]).round()).collect::<Vec<_>>(),
+                    "rounds": rounds_of(&theirs),
+                    "sim_rps": pick(&ours, "rps"), "sim_p99_us": pick(&ours, "p99_us"),
+                    "sim_rounds": rounds_of(&ours),
                 }),
             );
         }
+        // The simulator's own row: its runs against the bare server.
+        let ours: Vec<&Value> = runs[0].iter().map(|p| &p.0).collect();
+        let every: Vec<&Value> = runs.iter().flatten().map(|p| &p.0).collect();
+        results.insert(
+            format!("licensing-sim/{label}"),
+            json!({
+                "rps": pick(&ours, "rps"), "p99_us": pick(&ours, "p99_us"),
+                "requests": sum(&every, "requests"), "errors": sum(&every, "errors"),
+                "rounds": rounds_of(&ours),
+            }),
+        );
     }
     report.throughput(&Value::Object(results), rounds, seconds);
     Ok(())
@@ -870,8 +904,8 @@ impl Report {
             let prism = &t[format!("prism/{label}")];
             let bare = &t[format!("bare hyper/{label}")];
             let s = f(&sim["rps"]);
-            let rounds_of = |r: &Value| {
-                r["rounds"]
+            let rounds_of = |r: &Value, key: &str| {
+                r[key]
                     .as_array()
                     .map(|rs| {
                         rs.iter()
@@ -891,7 +925,11 @@ impl Report {
                     f(&prism["rps"]),
                     f(&prism["p99_us"]) / 1000.0
                 ),
-                format!("{s:.0} req/s, p99 {:.2} ms", f(&sim["p99_us"]) / 1000.0),
+                format!(
+                    "{:.0} req/s, p99 {:.2} ms",
+                    f(&prism["sim_rps"]),
+                    f(&prism["sim_p99_us"]) / 1000.0
+                ),
                 format!("{vs_prism:.1}×"),
                 target,
                 "cargo xtask bench",
@@ -905,16 +943,17 @@ impl Report {
                     f(&bare["rps"]),
                     f(&bare["p99_us"]) / 1000.0
                 ),
-                format!("{s:.0} req/s"),
+                format!("{s:.0} req/s, p99 {:.2} ms", f(&sim["p99_us"]) / 1000.0),
                 format!("{:.0}%", 100.0 * vs_bare),
                 target,
                 "cargo xtask bench",
             );
             self.notes.push(format!(
-                "Throughput, {label}, req/s by round: licensing-sim {}; bare hyper {}; Prism {}.",
-                rounds_of(sim),
-                rounds_of(bare),
-                rounds_of(prism)
+                "Throughput, {label}, req/s by round: licensing-sim {} against bare hyper {}; licensing-sim {} against Prism {}.",
+                rounds_of(bare, "sim_rounds"),
+                rounds_of(bare, "rounds"),
+                rounds_of(prism, "sim_rounds"),
+                rounds_of(prism, "rounds")
             ));
             for (name, r) in [
                 ("licensing-sim", sim),
@@ -930,7 +969,7 @@ impl Report {
             }
         }
         self.notes.push(format!(
-            "Throughput: the three servers run at once; per endpoint, after a warm-up of 1 s each, {rounds} rounds of {seconds} s per server, in which one `bench-load load` process loads the servers in turn, {SLICE_MS} ms each, so that all of them meet the machine as it is then (each round starting with the next server); a server's req/s is the mean over its slices of its connections' rates, each connection's over its own time in the slice (from the slice's start to its last answer). A ratio is the median of the rounds' ratios, req/s and p99 the medians. Load: 16 concurrent keep-alive connections per server (one worker thread), every request with a fresh `g_nonce`; `licensing-sim` with its default settings (journal on)."
+            "Throughput: the three servers run at once. Per endpoint, after a warm-up of 1 s each, {rounds} rounds; in each, `licensing-sim` is loaded together with the bare server, then together with Prism, {seconds} s each, the two taking turns in slices of {SLICE_MS} ms within one `bench-load load` process (so both meet the machine as it is then; the other server starts every other round). The bare server never takes turns with Prism: the server after Prism's slices met the work Prism's runtime left behind. A server's req/s is the mean over its slices of its connections' rates, each connection's over its own time in the slice (from the slice's start to its last answer). A ratio is the median of the rounds' ratios; req/s and p99 are medians (`licensing-sim`'s from its runs with the bare server, in the vs-Prism row from those with Prism). Load: 16 concurrent keep-alive connections per server (one worker thread), every request with a fresh `g_nonce`; `licensing-sim` with its default settings (journal on)."
         ));
     }
 
