@@ -473,90 +473,83 @@ fn throughput(root: &Path, bins: &Binaries, options: &Options, report: &mut Repo
         (false, false) => (5, 2),
     };
     let sim = Server::licensing_sim(bins, &[])?;
-    // Each is measured against the simulator in a load run of their own: taking turns
-    // with Prism, a server would meet the work Prism's runtime leaves behind (the server
-    // after it was measurably slower), so the bare server never follows Prism.
-    let mut others = vec![("bare hyper", Server::bare(bins)?)];
-    if !options.smoke {
-        others.push(("prism", Server::prism(root, bins)?));
-    }
+    let bare = Server::bare(bins)?;
+    let prism = if options.smoke {
+        None
+    } else {
+        Some(Server::prism(root, bins)?)
+    };
     bind_customer(&sim.url)?;
     let mut results = serde_json::Map::new();
     for (label, endpoint) in [("read", Endpoint::Read), ("write", Endpoint::Write)] {
         // A short warm-up lets every server open connections and fill caches.
         if !options.smoke {
-            let mut urls = vec![sim.url.as_str()];
-            urls.extend(others.iter().map(|(_, o)| o.url.as_str()));
+            let mut urls = vec![sim.url.as_str(), bare.url.as_str()];
+            urls.extend(prism.iter().map(|p| p.url.as_str()));
             load(root, bins, &urls, endpoint, 1)?;
         }
-        // Per other server: (the simulator's run, the other's run) of each round.
-        let mut runs: Vec<Vec<(Value, Value)>> = vec![Vec::new(); others.len()];
+        let (mut ours, mut bare_runs, mut prism_runs) = (Vec::new(), Vec::new(), Vec::new());
         for round in 0..rounds {
-            for ((name, other), pairs) in others.iter().zip(&mut runs) {
-                // The two take turns, slice by slice; every other round the other
-                // server starts.
-                let sim_first = round % 2 == 0;
-                let urls = if sim_first {
-                    [sim.url.as_str(), other.url.as_str()]
-                } else {
-                    [other.url.as_str(), sim.url.as_str()]
-                };
-                let mut got = load(root, bins, &urls, endpoint, seconds)?;
-                if got.len() != 2 {
-                    bail!("the load generator reported {} servers, not 2", got.len());
-                }
-                let (theirs, ours) = if sim_first {
-                    (got.pop(), got.pop())
-                } else {
-                    let ours = got.pop();
-                    (got.pop(), ours)
-                };
-                let (ours, theirs) = (ours.unwrap_or_default(), theirs.unwrap_or_default());
-                let with = format!("licensing-sim (with {name})");
-                for (who, r) in [(with.as_str(), &ours), (*name, &theirs)] {
-                    eprintln!("{who} {label}, round {}: {r}", round + 1);
-                    if options.smoke && (r["requests"] == 0 || r["errors"] != 0) {
-                        bail!("{who} {label}: the load run failed: {r}");
-                    }
-                }
-                pairs.push((ours, theirs));
+            // The simulator and the bare server take turns, slice by slice; every other
+            // round the bare server starts.
+            let sim_first = round % 2 == 0;
+            let urls = if sim_first {
+                [sim.url.as_str(), bare.url.as_str()]
+            } else {
+                [bare.url.as_str(), sim.url.as_str()]
+            };
+            let got = load(root, bins, &urls, endpoint, seconds)?;
+            let [first, second] = <[Value; 2]>::try_from(got)
+                .map_err(|got| anyhow::anyhow!("{} load results, not 2", got.len()))?;
+            let (s, b) = if sim_first {
+                (first, second)
+            } else {
+                (second, first)
+            };
+            let mut measured = vec![("licensing-sim", s), ("bare hyper", b)];
+            // Prism runs on its own: a server taking turns with it meets the work Prism's
+            // runtime leaves behind after its slices (the simulator was about 10% slower
+            // after Prism than after the bare server).
+            if let Some(prism) = &prism {
+                let got = load(root, bins, &[prism.url.as_str()], endpoint, seconds)?;
+                measured.push(("prism", got.into_iter().next().unwrap_or_default()));
             }
+            for (name, r) in &measured {
+                eprintln!("{name} {label}, round {}: {r}", round + 1);
+                if options.smoke && (r["requests"] == 0 || r["errors"] != 0) {
+                    bail!("{name} {label}: the load run failed: {r}");
+                }
+            }
+            let mut measured = measured.into_iter().map(|(_, r)| r);
+            ours.extend(measured.next());
+            bare_runs.extend(measured.next());
+            prism_runs.extend(measured.next());
         }
-        let pick = |rs: &[&Value], key: &str| median(rs.iter().map(|r| f(&r[key])).collect());
-        let sum = |rs: &[&Value], key: &str| rs.iter().map(|r| f(&r[key])).sum::<f64>();
-        let rounds_of = |rs: &[&Value]| rs.iter().map(|r| f(&r["rps"]).round()).collect::<Vec<_>>();
-        for ((name, _), pairs) in others.iter().zip(&runs) {
-            let ours: Vec<&Value> = pairs.iter().map(|p| &p.0).collect();
-            let theirs: Vec<&Value> = pairs.iter().map(|p| &p.1).collect();
+        let rounds_of = |rs: &[Value]| rs.iter().map(|r| f(&r["rps"]).round()).collect::<Vec<_>>();
+        for (name, runs) in [
+            ("licensing-sim", &ours),
+            ("bare hyper", &bare_runs),
+            ("prism", &prism_runs),
+        ] {
+            let pick = |key: &str| median(runs.iter().map(|r| f(&r[key])).collect());
+            let sum = |key: &str| runs.iter().map(|r| f(&r[key])).sum::<f64>();
+            // Each round's simulator run against the other's in the same round.
             let ratio = median(
-                pairs
-                    .iter()
+                ours.iter()
+                    .zip(runs)
                     .map(|(s, o)| f(&s["rps"]) / f(&o["rps"]))
                     .collect(),
             );
             results.insert(
                 format!("{name}/{label}"),
                 json!({
-                    "rps": pick(&theirs, "rps"), "p99_us": pick(&theirs, "p99_us"),
-                    "requests": sum(&theirs, "requests"), "errors": sum(&theirs, "errors"),
+                    "rps": pick("rps"), "p99_us": pick("p99_us"),
+                    "requests": sum("requests"), "errors": sum("errors"),
                     "sim_ratio": ratio,
-                    "rounds": rounds_of(&theirs),
-                    "sim_rps": pick(&ours, "rps"), "sim_p99_us": pick(&ours, "p99_us"),
-                    "sim_rounds": rounds_of(&ours),
+                    "rounds": rounds_of(runs),
                 }),
             );
         }
-        // The simulator's own row: its runs against the bare server.
-        let ours: Vec<&Value> = runs[0].iter().map(|p| &p.0).collect();
-        let every: Vec<&Value> = runs.iter().flatten().map(|p| &p.0).collect();
-        results.insert(
-            format!("licensing-sim/{label}"),
-            json!({
-                "rps": pick(&ours, "rps"), "p99_us": pick(&ours, "p99_us"),
-                "requests": sum(&every, "requests"), "errors": sum(&every, "errors"),
-                "rounds": rounds_of(&ours),
-            }),
-        );
     }
     report.throughput(&Value::Object(results), rounds, seconds);
     Ok(())
@@ -925,11 +918,7 @@ impl Report {
                     f(&prism["rps"]),
                     f(&prism["p99_us"]) / 1000.0
                 ),
-                format!(
-                    "{:.0} req/s, p99 {:.2} ms",
-                    f(&prism["sim_rps"]),
-                    f(&prism["sim_p99_us"]) / 1000.0
-                ),
+                format!("{s:.0} req/s, p99 {:.2} ms", f(&sim["p99_us"]) / 1000.0),
                 format!("{vs_prism:.1}×"),
                 target,
                 "cargo xtask bench",
@@ -949,10 +938,9 @@ impl Report {
                 "cargo xtask bench",
             );
             self.notes.push(format!(
-                "Throughput, {label}, req/s by round: licensing-sim {} against bare hyper {}; licensing-sim {} against Prism {}.",
-                rounds_of(bare, "sim_rounds"),
+                "Throughput, {label}, req/s by round: licensing-sim {}; bare hyper {}; Prism {}.",
+                rounds_of(sim, "rounds"),
                 rounds_of(bare, "rounds"),
-                rounds_of(prism, "sim_rounds"),
                 rounds_of(prism, "rounds")
             ));
             for (name, r) in [
@@ -969,7 +957,7 @@ impl Report {
             }
         }
         self.notes.push(format!(
-            "Throughput: the three servers run at once. Per endpoint, after a warm-up of 1 s each, {rounds} rounds; in each, `licensing-sim` is loaded together with the bare server, then together with Prism, {seconds} s each, the two taking turns in slices of {SLICE_MS} ms within one `bench-load load` process (so both meet the machine as it is then; the other server starts every other round). The bare server never takes turns with Prism: the server after Prism's slices met the work Prism's runtime left behind. A server's req/s is the mean over its slices of its connections' rates, each connection's over its own time in the slice (from the slice's start to its last answer). A ratio is the median of the rounds' ratios; req/s and p99 are medians (`licensing-sim`'s from its runs with the bare server, in the vs-Prism row from those with Prism). Load: 16 concurrent keep-alive connections per server (one worker thread), every request with a fresh `g_nonce`; `licensing-sim` with its default settings (journal on)."
+            "Throughput: the three servers run at once. Per endpoint, after a warm-up of 1 s each, {rounds} rounds; in each, `licensing-sim` and the bare server are loaded for {seconds} s each, taking turns in slices of {SLICE_MS} ms within one `bench-load load` process (so both meet the machine as it is then; the bare server starts every other round), then Prism for {seconds} s on its own (a server taking turns with Prism met the work Prism's runtime left behind after its slices). A server's req/s is the mean over its slices of its connections' rates, each connection's over its own time in the slice (from the slice's start to its last answer). A ratio is the median of the rounds' ratios, req/s and p99 the medians. Load: 16 concurrent keep-alive connections per server (one worker thread), every request with a fresh `g_nonce`; `licensing-sim` with its default settings (journal on)."
         ));
     }
 
