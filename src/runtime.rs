@@ -245,15 +245,16 @@ fn bearer(token: &str) -> Result<HeaderValue, String> {
     let mut value = Vec::with_capacity("Bearer ".len() + token.len());
     value.extend_from_slice(b"Bearer ");
     value.extend_from_slice(token.as_bytes());
-    let mut v = HeaderValue::from_maybe_shared(bytes::Bytes::from(value))
-        .map_err(|_| "a token contains characters not allowed in an HTTP header".to_string())?;
-    v.set_sensitive(true);
-    Ok(v)
+    sensitive_bytes(bytes::Bytes::from(value))
 }
 
 /// Sensitive values are left out of `Debug` output by `http` and of HTTP/2 header tables.
 fn sensitive(value: &str) -> Result<HeaderValue, String> {
-    let mut v = HeaderValue::from_str(value)
+    sensitive_bytes(bytes::Bytes::copy_from_slice(value.as_bytes()))
+}
+
+fn sensitive_bytes(value: bytes::Bytes) -> Result<HeaderValue, String> {
+    let mut v = HeaderValue::from_maybe_shared(value)
         .map_err(|_| "a token contains characters not allowed in an HTTP header".to_string())?;
     v.set_sensitive(true);
     Ok(v)
