@@ -83,8 +83,11 @@ run() {
 }
 
 status=0
+# The order document requires `Content-Type: application/json` on every request,
+# bodiless ones included (the simulator answers 13004 without it).
 run order \
-    --header "Authorization: Bearer sim-app-token" || status=1
+    --header "Authorization: Bearer sim-app-token" \
+    --header "Content-Type: application/json" || status=1
 run member \
     --header "Authorization: Bearer sim-client-token" \
     --header "clientToken: sim-client-token" \

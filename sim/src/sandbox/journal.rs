@@ -18,7 +18,9 @@ use axum::{
 };
 use serde_json::{Map, Value};
 
-use crate::admin::types::{JournalEntry, JournalPage, QueryParam};
+use super::client::types::{JournalEntry, JournalPage, QueryParam};
+pub(crate) use crate::ops::is_secret;
+use crate::protocol::hooks::Exchange;
 
 /// Entries kept unless configured otherwise (`--journal-capacity`).
 pub const DEFAULT_JOURNAL_CAPACITY: usize = 1000;
@@ -39,24 +41,6 @@ struct Inner {
     entries: VecDeque<Kept>,
     next_seq: i64,
     dropped: i64,
-}
-
-/// One request and its reply, as recorded by the gate.
-#[derive(Debug)]
-pub(crate) struct Exchange {
-    /// When it arrived (simulator clock, ms since the Unix epoch).
-    pub time: i64,
-    pub operation: &'static str,
-    pub method: Method,
-    /// The request's path and query, copied: holding hyper's `Uri` would keep its whole
-    /// read buffer alive and make it allocate a new one for every request.
-    pub target: Box<str>,
-    pub request_body: Bytes,
-    /// `None` when the connection was dropped on purpose (no reply was sent).
-    pub reply: Option<(StatusCode, Bytes)>,
-    /// The fault rule that fired, if one did.
-    pub fault: Option<i64>,
-    pub duration: Duration,
 }
 
 /// An exchange as the journal holds it.
@@ -260,15 +244,6 @@ fn omitted(len: usize) -> Value {
     let mut omitted = Map::new();
     omitted.insert("omitted".to_string(), Value::from(len));
     Value::Object(omitted)
-}
-
-/// Whether a field or parameter name carries a secret: tokens, passwords (an employee's,
-/// or the license passwords of a product), keys.
-pub(crate) fn is_secret(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    ["password", "token", "secret", "appkey", "authorization"]
-        .iter()
-        .any(|s| name.contains(s))
 }
 
 /// A body as the journal keeps it: JSON with secrets redacted, a string when it is not

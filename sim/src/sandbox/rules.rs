@@ -10,7 +10,7 @@ use licensing_sdk::operations;
 use serde_json::Value;
 
 use super::AdminError;
-use crate::admin::types::{Fault, FaultKind, FaultRule, FaultRuleSpec};
+use super::client::types::{Fault, FaultKind, FaultRule, FaultRuleSpec};
 
 /// The rules of a running simulator, tried in the order they were added.
 #[derive(Debug, Default)]
@@ -274,8 +274,8 @@ impl SplitMix64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::client::types::BodyFieldMatch;
     use super::*;
-    use crate::admin::types::BodyFieldMatch;
 
     fn spec(operation: &str, kind: FaultKind) -> FaultRuleSpec {
         FaultRuleSpec {

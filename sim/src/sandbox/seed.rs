@@ -9,13 +9,11 @@ use licensing_sdk::{
 };
 use serde_json::{Value, json};
 
-use super::AdminError;
-use crate::{
-    Shared,
-    admin::types::{Seed, SeedResult, SeededAsset, SeededEnterprise},
-    http::{Call, Failure},
-    member, order,
+use super::{
+    AdminError,
+    client::types::{Seed, SeedResult, SeededAsset, SeededEnterprise},
 };
+use crate::ops::{Call, Db, Failure, member, order};
 
 const DEMO: &str = include_str!("demo-seed.json");
 
@@ -87,7 +85,7 @@ fn check(seed: &Seed) -> Result<(), AdminError> {
 
 /// Loads a seed into the running state. A seed that a service refuses part-way is
 /// undone: the state before it is put back.
-pub(crate) fn load(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
+pub(crate) fn load(sim: &Db, seed: &Seed) -> Result<SeedResult, AdminError> {
     check(seed)?;
     let before = sim.export_state();
     match apply(sim, seed) {
@@ -108,15 +106,15 @@ fn failed(at: String, f: Failure) -> AdminError {
 /// One operation of a seed, run as the router runs it: one change at a time, and with a
 /// state file logged before it counts.
 fn step<T>(
-    sim: &Shared,
+    sim: &Db,
     op: &Operation,
-    handler: fn(&Shared, &Call) -> Result<T, Failure>,
+    handler: fn(&Db, &Call) -> Result<T, Failure>,
     call: &Call,
 ) -> Result<T, Failure> {
     sim.run(op, call, handler)
 }
 
-fn apply(sim: &Shared, seed: &Seed) -> Result<SeedResult, AdminError> {
+fn apply(sim: &Db, seed: &Seed) -> Result<SeedResult, AdminError> {
     let mut out = Vec::new();
     for (i, e) in seed.enterprises.iter().enumerate() {
         let at = |f: &str| format!("enterprises[{i}]{f}");
@@ -292,8 +290,8 @@ fn new_buy(
     sequence: usize,
     customer: &str,
     enterprise: &str,
-    e: &crate::admin::types::SeedEnterprise,
-    asset: &crate::admin::types::SeedAsset,
+    e: &super::client::types::SeedEnterprise,
+    asset: &super::client::types::SeedAsset,
     num: &str,
 ) -> Value {
     let products: Vec<Value> = asset

@@ -225,6 +225,9 @@ impl Sender {
                 request = request.header("content-type", "application/json");
             }
             request = request.body(body.bytes.clone());
+        } else if op.service == Service::Order {
+            // Required on every order-service request, body or not, as the SDK sends it.
+            request = request.header("content-type", "application/json");
         }
         let response = request.send().await.unwrap_or_else(|e| {
             panic!(

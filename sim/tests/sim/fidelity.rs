@@ -361,3 +361,74 @@ async fn empty_lists_are_empty_arrays() {
         .expect("an empty list");
     assert!(none.is_empty());
 }
+
+/// The order document requires `Content-Type` on every endpoint, GETs included: without
+/// it every order-service operation answers `13004` naming the header, and changes
+/// nothing. The member center requires it only with a body, so its reads still answer.
+#[tokio::test]
+async fn content_type_is_required_on_every_order_service_operation() {
+    let env = start().await;
+    let ent = env.enterprise("Acme").await;
+    let before = env.sim.export_state();
+    let mut checked = 0;
+    for op in licensing_sdk::operations::ALL {
+        let values: Vec<&str> = op.path_params().map(|_| ent.global_id.as_str()).collect();
+        let nonce = licensing_sdk::runtime::nonce();
+        let target = format!("{}?appKey=k&g_nonce={nonce}", op.path_with(&values));
+        let mut headers = vec![];
+        let bearer_app = format!("Bearer {}", licensing_sim::DEFAULT_APP_TOKEN);
+        let bearer_client = format!("Bearer {}", licensing_sim::DEFAULT_CLIENT_TOKEN);
+        match op.service {
+            licensing_sdk::operations::Service::Order => {
+                headers.push(("authorization", bearer_app.as_str()));
+            }
+            licensing_sdk::operations::Service::Member => {
+                headers.push(("authorization", bearer_client.as_str()));
+                headers.push(("clienttoken", licensing_sim::DEFAULT_CLIENT_TOKEN));
+                headers.push(("usertoken", licensing_sim::DEFAULT_USER_TOKEN));
+            }
+        }
+        // A body without a media type: reqwest's `body`, unlike `json`, sets none.
+        let http = reqwest::Client::new();
+        let mut request = http.request(
+            op.method.as_str().parse().unwrap(),
+            format!("{}{target}", env.sim.url()),
+        );
+        for (name, value) in &headers {
+            request = request.header(*name, *value);
+        }
+        if op.request_type.is_some() {
+            request = request.body("{}");
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let body: Value = response.json().await.unwrap();
+        let message = body["message"].as_str().unwrap_or_default();
+        match op.service {
+            licensing_sdk::operations::Service::Order => {
+                assert_eq!(status, 299, "{}: {body}", op.id);
+                assert_eq!(body["code"], "13004", "{}: {body}", op.id);
+                assert!(message.contains("Content-Type"), "{}: {body}", op.id);
+                checked += 1;
+            }
+            licensing_sdk::operations::Service::Member if op.request_type.is_none() => {
+                let cause = body["cause"].as_str().unwrap_or_default();
+                assert!(
+                    !message.contains("Content-Type") && !cause.contains("Content-Type"),
+                    "{}: {body}",
+                    op.id
+                );
+            }
+            licensing_sdk::operations::Service::Member => {}
+        }
+    }
+    assert_eq!(
+        checked,
+        licensing_sdk::operations::of(licensing_sdk::operations::Service::Order).count()
+    );
+    assert_eq!(
+        env.sim.export_state(),
+        before,
+        "a refused request changed the state"
+    );
+}

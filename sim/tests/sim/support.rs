@@ -291,6 +291,8 @@ fn credentials(path: &str) -> reqwest::header::HeaderMap {
                 "authorization",
                 format!("Bearer {DEFAULT_APP_TOKEN}").parse().unwrap(),
             );
+            // The order document requires it on every endpoint, as the SDK sends it.
+            headers.insert("content-type", "application/json".parse().unwrap());
         }
         Some(Service::Member) => {
             headers.insert(

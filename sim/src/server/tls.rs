@@ -68,8 +68,8 @@ impl TlsConfig {
     pub async fn serve(self, listener: TcpListener, app: Router) -> io::Result<()> {
         // Held for as long as the future lives: dropping it is the only stop signal.
         let (_running, stopped) = oneshot::channel();
-        let server = Arc::new(crate::server::Server::new(Default::default()));
-        crate::server::serve(listener, app.into(), Some(self.acceptor()), server, stopped).await
+        let server = Arc::new(super::Server::new(Default::default()));
+        super::serve(listener, app, Some(self.acceptor()), server, stopped).await
     }
 
     /// The acceptor that performs the server's side of the handshake.

@@ -54,10 +54,10 @@ pub fn client_with(
 /// Reads a seed (the `Seed` schema of `spec/sandbox.yaml`); the error names the offending
 /// field by its path (`enterprises[0].assets[1].licenseType: unknown variant …`).
 pub fn parse_seed(json: &str) -> Result<types::Seed, String> {
-    crate::sandbox::parse(json.as_bytes()).map_err(|e| e.to_string())
+    super::parse(json.as_bytes()).map_err(|e| e.to_string())
 }
 
 /// A built-in seed by name (`demo`).
 pub fn builtin_seed(name: &str) -> Option<types::Seed> {
-    crate::sandbox::seed::builtin(name)
+    super::seed::builtin(name)
 }

@@ -1,0 +1,294 @@
+//! A request as the operations see it: path parameters, query, media type and body,
+//! decoded into the generated request types with errors that name the field.
+
+use std::collections::HashMap;
+
+use axum::{body::Bytes, http::HeaderValue};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use super::Query;
+
+/// A request as the handlers see it, read by the gate. Reading it never fails: whatever
+/// cannot be read is reported by the handler in the envelope, never as a bare HTTP 4xx.
+#[derive(Debug)]
+pub(crate) struct Call {
+    path: HashMap<String, String>,
+    query: Query,
+    /// The header as received (a clone shares its bytes).
+    content_type: Option<HeaderValue>,
+    body: Result<Bytes, String>,
+}
+
+impl Call {
+    /// A call made by the simulator itself (seeds): path parameters, query and a JSON body.
+    pub fn internal(path: &[(&str, &str)], query: &[(&str, &str)], body: Option<&Value>) -> Self {
+        Self {
+            path: path
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            query: Query::from_pairs(query.iter().copied()),
+            content_type: Some(HeaderValue::from_static("application/json")),
+            body: Ok(body.map_or_else(Bytes::new, |b| Bytes::from(b.to_string()))),
+        }
+    }
+
+    /// A call as received, read by the gate.
+    pub fn received(
+        path: HashMap<String, String>,
+        query: Query,
+        content_type: Option<HeaderValue>,
+        body: Result<Bytes, String>,
+    ) -> Self {
+        Self {
+            path,
+            query,
+            content_type,
+            body,
+        }
+    }
+
+    /// A call read back from the state file's log, to replay.
+    pub fn recorded(
+        path: HashMap<String, String>,
+        query: &[(String, String)],
+        content_type: Option<&str>,
+        body: Result<Bytes, String>,
+    ) -> Self {
+        Self {
+            path,
+            query: Query::from_pairs(query.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
+            // A recorded type was readable as text when received, so it converts back.
+            content_type: content_type.and_then(|ct| HeaderValue::from_str(ct).ok()),
+            body,
+        }
+    }
+
+    /// The path parameters, for the state file's log (replay needs the call as the
+    /// handler saw it; the credentials were checked before and are not part of it).
+    pub fn path_params(&self) -> &HashMap<String, String> {
+        &self.path
+    }
+
+    /// The query's parameters, in order.
+    pub fn query_pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.query.pairs()
+    }
+
+    /// The `Content-Type` header, if it is text.
+    pub fn content_type(&self) -> Option<&str> {
+        self.content_type.as_ref().and_then(|v| v.to_str().ok())
+    }
+
+    /// The body, or why it could not be read.
+    pub fn raw_body(&self) -> Result<&Bytes, &str> {
+        self.body.as_ref().map_err(String::as_str)
+    }
+
+    /// A path parameter (always present: the route matched).
+    pub fn path(&self, name: &str) -> &str {
+        self.path.get(name).map_or("", String::as_str)
+    }
+
+    /// The first value of a query parameter.
+    pub fn query(&self, name: &str) -> Option<&str> {
+        self.query.get(name)
+    }
+
+    /// The raw JSON body, once its presence and media type are checked.
+    fn json(&self) -> Result<&Bytes, String> {
+        let body = self.body.as_ref().map_err(Clone::clone)?;
+        if body.is_empty() {
+            return Err("the request body is required".to_string());
+        }
+        let json = self.content_type().is_some_and(|ct| {
+            ct.split(';')
+                .next()
+                .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+        });
+        if !json {
+            return Err("Content-Type must be application/json".to_string());
+        }
+        Ok(body)
+    }
+
+    /// The body as a JSON object; the error says what is wrong with it.
+    pub fn object(&self) -> Result<Map<String, Value>, String> {
+        match serde_json::from_slice(self.json()?) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(_) => Err("the request body must be a JSON object".to_string()),
+            Err(e) => Err(format!("the request body is not valid JSON: {e}")),
+        }
+    }
+
+    /// The body as a generated request type, checked as strictly as the spec's schema.
+    pub fn body<T: DeserializeOwned>(&self) -> Result<T, String> {
+        // Straight into the typed request: one pass over large batches. Only a failure
+        // takes the slower way through `Value`, whose errors say what is wrong.
+        let json = self.json()?;
+        let error = match serde_json::from_slice(json) {
+            Ok(typed) => return Ok(typed),
+            Err(e) => e,
+        };
+        // Finding the path parses the body a few times per level: bounded to bodies whose
+        // trees stay small; a larger one gets serde's message with its line and column.
+        if json.len() > MAX_LOCATED_BODY {
+            return Err(format!(
+                "the request body does not match the schema: {error}"
+            ));
+        }
+        let object = self.object()?;
+        match serde_json::from_value::<T>(Value::Object(object.clone())) {
+            Ok(typed) => Ok(typed),
+            Err(e) => Err(name_the_field::<T>(&object, &e)),
+        }
+    }
+}
+
+/// Bodies up to this size get their error's field path ([`name_the_field`]).
+const MAX_LOCATED_BODY: usize = 4 * 1024 * 1024;
+
+/// The error of reading `object` as `T`, prefixed with the path of the field it is about
+/// (`orderList[3].assets[0].products[1].productUri: invalid type: ...`).
+///
+/// serde's errors name a missing or unknown field but not where it is, nor the field of a
+/// wrong type. The derived deserializers read fields in the object's order and stop at the
+/// first bad one, reporting missing fields only at the end, so the path is found by
+/// reading smaller documents: in an object, the shortest prefix of its fields (scalars
+/// first) that fails for another reason than a missing field ends with the culprit; in an array, the
+/// shortest failing prefix of its items ends with it (found by bisection); an object
+/// whose own fields are all fine is blamed on the list inside it that, emptied, stops the
+/// failure. This runs only for a body that failed, and parses it a few times per level.
+fn name_the_field<T: DeserializeOwned>(
+    object: &Map<String, Value>,
+    error: &serde_json::Error,
+) -> String {
+    match locate::<T>(object, error) {
+        (Some(path), message) => format!("{path}: {message}"),
+        (None, message) => message,
+    }
+}
+
+/// [`name_the_field`]'s path (`None` for the document itself) and serde's message.
+pub(crate) fn locate<T: DeserializeOwned>(
+    object: &Map<String, Value>,
+    error: &serde_json::Error,
+) -> (Option<String>, String) {
+    let fails = |doc: &Value| {
+        serde_json::from_value::<T>(doc.clone())
+            .err()
+            .map(|e| e.to_string())
+    };
+    let mut doc = Value::Object(object.clone());
+    let mut path: Vec<Step> = Vec::new();
+    let mut message = error.to_string();
+    while let Some(node) = at(&mut doc, &path) {
+        let step = match node.clone() {
+            Value::Array(items) if !items.is_empty() => {
+                // What the document says without any item: a failure that is not this.
+                *at(&mut doc, &path).expect("the node exists") = Value::Array(Vec::new());
+                let baseline = fails(&doc);
+                if baseline.as_ref() == Some(&message) {
+                    // Not about an item: the list itself (an unknown field, say).
+                    *at(&mut doc, &path).expect("the node exists") = Value::Array(items);
+                    break;
+                }
+                let (mut lo, mut hi) = (1, items.len());
+                while lo < hi {
+                    let mid = (lo + hi) / 2;
+                    *at(&mut doc, &path).expect("the node exists") =
+                        Value::Array(items[..mid].to_vec());
+                    if fails(&doc).is_some_and(|e| Some(&e) != baseline.as_ref()) {
+                        hi = mid;
+                    } else {
+                        lo = mid + 1;
+                    }
+                }
+                *at(&mut doc, &path).expect("the node exists") = Value::Array(items[..lo].to_vec());
+                Some(Step::Index(lo - 1))
+            }
+            Value::Object(full) => culprit(&mut doc, &path, &full, &message, &fails),
+            _ => None,
+        };
+        let Some(step) = step else { break };
+        path.push(step);
+        if let Some(m) = fails(&doc) {
+            message = m;
+        }
+    }
+    if path.is_empty() {
+        return (None, message);
+    }
+    let mut at_path = String::new();
+    for step in &path {
+        match step {
+            Step::Key(k) if at_path.is_empty() => at_path.push_str(k),
+            Step::Key(k) => {
+                at_path.push('.');
+                at_path.push_str(k);
+            }
+            Step::Index(i) => at_path.push_str(&format!("[{i}]")),
+        }
+    }
+    (Some(at_path), message)
+}
+
+/// One step of a path into a JSON document.
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+fn at<'v>(doc: &'v mut Value, path: &[Step]) -> Option<&'v mut Value> {
+    path.iter().try_fold(doc, |node, step| match step {
+        Step::Key(k) => node.get_mut(k.as_str()),
+        Step::Index(i) => node.get_mut(*i),
+    })
+}
+
+/// The field of the object at `path` that the failure is about, leaving `doc` failing
+/// with that field last (see [`name_the_field`]); `None` when it is the object itself.
+fn culprit(
+    doc: &mut Value,
+    path: &[Step],
+    full: &Map<String, Value>,
+    message: &str,
+    fails: &impl Fn(&Value) -> Option<String>,
+) -> Option<Step> {
+    // Scalars first: a discriminator (`orderType`) must be present before the fields it
+    // selects can fail, and a scalar is never itself blamed for a field inside a list.
+    let (scalars, containers): (Vec<_>, Vec<_>) = full
+        .iter()
+        .partition(|(_, v)| !matches!(v, Value::Array(_) | Value::Object(_)));
+    *at(doc, path)? = Value::Object(Map::new());
+    let outside = fails(doc).is_some_and(|e| e == message);
+    *at(doc, path)? = Value::Object(full.clone());
+    if outside {
+        return None;
+    }
+    let mut prefix = Map::new();
+    for (key, value) in scalars.into_iter().chain(containers) {
+        prefix.insert(key.clone(), value.clone());
+        *at(doc, path)? = Value::Object(prefix.clone());
+        if fails(doc).is_some_and(|e| !e.starts_with("missing field")) {
+            // The whole object again: the fields after the culprit are read after it, so
+            // it still fails first, and no missing field of a prefix blurs what follows.
+            *at(doc, path)? = Value::Object(full.clone());
+            return Some(Step::Key(key.clone()));
+        }
+    }
+    *at(doc, path)? = Value::Object(full.clone());
+    for (key, value) in full {
+        if !matches!(value, Value::Array(items) if !items.is_empty()) {
+            continue;
+        }
+        *at(doc, path)?.get_mut(key.as_str())? = Value::Array(Vec::new());
+        let still = fails(doc).is_some_and(|e| e == message);
+        *at(doc, path)?.get_mut(key.as_str())? = value.clone();
+        if !still {
+            return Some(Step::Key(key.clone()));
+        }
+    }
+    None
+}

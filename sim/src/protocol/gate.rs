@@ -1,0 +1,213 @@
+//! The checks every operation shares, then the operation, then its reply.
+
+use std::{collections::HashMap, time::Instant};
+
+use axum::{
+    body::{Body, Bytes},
+    http::{StatusCode, header, request::Parts},
+    response::Response,
+};
+use licensing_sdk::{ErrorCode, operations::Service as OpService};
+
+use super::{
+    Answer, BodyUnread, Gate, ReadBody, auth,
+    hooks::{Effect, Exchange, Intercept},
+    nonce,
+};
+use crate::ops::{self, Call, Failure, InvalidPath, Query, malformed};
+
+/// Every request to an operation passes here: the checks every operation shares
+/// (latency, credentials, `Content-Type`, `g_nonce`, then the hooks: injected faults and
+/// scripted fault rules), then the operation, then the hooks' record of the exchange. A
+/// failed check is answered with the operation's own reply type and a documented code.
+/// The path, the query and the body are read once (the path by the router; the body by
+/// the server, within its budget, or why it could not be, which the operation answers)
+/// and handed to the operation as a [`Call`].
+pub(crate) async fn gate(
+    gate: &Gate,
+    entry: &ops::Entry,
+    path: Result<HashMap<String, String>, InvalidPath>,
+    parts: Parts,
+    body: ReadBody,
+) -> Response {
+    let started = Instant::now();
+    let time = gate.db.clock.now_ms();
+    let body = body.map_err(|e| format!("Failed to buffer the request body: {e}"));
+    let records = gate.hooks.records();
+    // Shared with the record only when it keeps anything (a clone of received bytes
+    // allocates once).
+    let kept = records.then(|| body.as_ref().ok().cloned()).flatten();
+    let (answer, fault, effect) = checks(gate, entry, path, &parts, body).await;
+    if records {
+        let dropped = matches!(effect, Some(Effect::Drop));
+        gate.hooks.record(Exchange {
+            time,
+            operation: entry.op.id,
+            target: redacted_target(&parts),
+            method: parts.method,
+            request_body: kept.unwrap_or_default(),
+            reply: (!dropped).then(|| (answer.status, answer.body.clone())),
+            fault,
+            duration: started.elapsed(),
+        });
+    }
+    let response = answer.into_response();
+    match effect {
+        None => response,
+        Some(effect) => apply(effect, response).await,
+    }
+}
+
+/// The request's path and query with every credential's value replaced: nothing the
+/// hooks keep holds one.
+fn redacted_target(parts: &Parts) -> Box<str> {
+    let path = parts.uri.path();
+    let Some(query) = parts.uri.query() else {
+        return path.into();
+    };
+    let secret = |pair: &str| {
+        let name = pair.split('=').next().unwrap_or("");
+        ops::is_secret(&percent_encoding::percent_decode_str(name).decode_utf8_lossy())
+    };
+    if !query.split('&').any(secret) {
+        return parts
+            .uri
+            .path_and_query()
+            .map_or_else(|| path.into(), |pq| pq.as_str().into());
+    }
+    let query: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if secret(pair) => format!("{name}=[REDACTED]"),
+            _ => pair.to_string(),
+        })
+        .collect();
+    format!("{path}?{}", query.join("&")).into()
+}
+
+/// Whether a `Content-Type` header is present: the order document requires it on every
+/// endpoint, GETs included.
+fn has_content_type(parts: &Parts) -> bool {
+    parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| !v.as_bytes().iter().all(u8::is_ascii_whitespace))
+}
+
+/// The shared checks, then the operation; with the id of a fault rule that fired and
+/// what it still does to the reply.
+async fn checks(
+    gate: &Gate,
+    entry: &ops::Entry,
+    path: Result<HashMap<String, String>, InvalidPath>,
+    parts: &Parts,
+    body: Result<Bytes, String>,
+) -> (Answer, Option<i64>, Option<Effect>) {
+    let op = entry.op;
+    let fail = |failure: Failure| Answer::from((entry.fail)(op, failure));
+    let latency = gate.hooks.latency();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let service = ops::Service::from(op.service);
+    let Ok(path) = path else {
+        return (
+            fail(malformed(op, "a path parameter is not valid UTF-8")),
+            None,
+            None,
+        );
+    };
+    if let Err(failure) = auth::authenticate(&gate.credentials, service, &parts.headers) {
+        return (fail(failure), None, None);
+    }
+    if op.service == OpService::Order && !has_content_type(parts) {
+        let failure = malformed(
+            op,
+            "Content-Type: the header is required on every order-service request \
+             (`application/json`)",
+        );
+        return (fail(failure), None, None);
+    }
+    // The server did not read the body (its budget was taken, or the body was too slow):
+    // a transient failure the SDK retries. Before the nonce check, so a retry may reuse it.
+    if let Some(unread) = parts.extensions.get::<BodyUnread>() {
+        let failure = Failure::new(ErrorCode::NetworkException, unread.0.clone());
+        return (fail(failure), None, None);
+    }
+    let query = Query::parse(parts.uri.query());
+    if let Err(failure) = nonce::check_nonce(&gate.nonces, op, &query) {
+        return (fail(failure), None, None);
+    }
+    let call = Call::received(
+        path,
+        query,
+        parts.headers.get(header::CONTENT_TYPE).cloned(),
+        body,
+    );
+    let run = || Answer::from((entry.run)(&gate.db, &call));
+    let Some(intercept) = gate.hooks.intercept(op, &call) else {
+        return (run(), None, None);
+    };
+    match intercept {
+        Intercept::Fail { rule, code, cause } => (fail(Failure::new(code, cause)), rule, None),
+        Intercept::Status { rule, status } => (Answer::status(status), Some(rule), None),
+        Intercept::Delay { rule, wait } => {
+            tokio::time::sleep(wait).await;
+            (run(), Some(rule), None)
+        }
+        Intercept::Effect { rule, effect } => (run(), Some(rule), Some(effect)),
+    }
+}
+
+/// Unwinds the connection's task without a panic message: the connection is closed with
+/// no answer, as a crashed or cut-off server would.
+struct DroppedOnPurpose;
+
+/// Does `effect` to a reply.
+async fn apply(effect: Effect, response: Response) -> Response {
+    {
+        let (mut parts, body) = response.into_parts();
+        let bytes = axum::body::to_bytes(body, usize::MAX)
+            .await
+            .unwrap_or_default();
+        match effect {
+            Effect::Drop => std::panic::resume_unwind(Box::new(DroppedOnPurpose)),
+            Effect::Malformed => {
+                parts.status = StatusCode::OK;
+                // Half a JSON document is never a JSON document.
+                let half = bytes.slice(..bytes.len() / 2);
+                Response::from_parts(parts, Body::from(half))
+            }
+            Effect::Truncate => {
+                parts
+                    .headers
+                    .insert(header::CONTENT_LENGTH, bytes.len().into());
+                let half = bytes.slice(..bytes.len() / 2);
+                let chunks = futures_util::stream::iter([
+                    Ok(half),
+                    Err(std::io::Error::other("cut short by a fault rule")),
+                ]);
+                Response::from_parts(parts, Body::from_stream(chunks))
+            }
+            Effect::Slow(over) => {
+                parts
+                    .headers
+                    .insert(header::CONTENT_LENGTH, bytes.len().into());
+                const PIECES: usize = 10;
+                let size = bytes.len().div_ceil(PIECES).max(1);
+                let pause = over / PIECES as u32;
+                let pieces: Vec<Bytes> = (0..bytes.len())
+                    .step_by(size)
+                    .map(|at| bytes.slice(at..(at + size).min(bytes.len())))
+                    .collect();
+                let stream =
+                    futures_util::stream::unfold(pieces.into_iter(), move |mut rest| async move {
+                        let piece = rest.next()?;
+                        tokio::time::sleep(pause).await;
+                        Some((Ok::<_, std::io::Error>(piece), rest))
+                    });
+                Response::from_parts(parts, Body::from_stream(stream))
+            }
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! The HTTP gate every request passes: one router for the operations of the generated
+//! table and the admin routes plugged in through [`hooks`], then the checks every
+//! operation shares (credentials, `Content-Type`, size, `g_nonce`), the operation, and
+//! its reply in the documented envelope.
+
+mod auth;
+mod gate;
+pub(crate) mod hooks;
+mod nonce;
+mod reply;
+
+use std::{collections::HashMap, sync::Arc};
+
+use axum::{
+    body::{Body, Bytes},
+    http::{HeaderValue, Method, StatusCode, header, request::Parts},
+    response::Response,
+};
+
+pub(crate) use auth::Credentials;
+pub(crate) use nonce::NonceWindow;
+pub(crate) use reply::Answer;
+
+use crate::ops::{self, Db, InvalidPath};
+use hooks::{AdminRequest, AdminRoute, Hooks};
+
+/// Largest request body accepted. The documents show no payload bound; a 10,000-order
+/// batch is ~40 MB.
+pub(crate) const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
+
+/// A request's body in memory, or why it could not be read.
+pub(crate) type ReadBody = Result<Bytes, String>;
+
+/// Marks a request whose body the server did not read (the budget was taken, or the body
+/// was too slow): the gate answers it with code `500`, which the SDK retries.
+#[derive(Clone, Debug)]
+pub(crate) struct BodyUnread(pub String);
+
+/// What the gate of every operation shares.
+pub(crate) struct Gate {
+    pub db: Arc<Db>,
+    pub credentials: Credentials,
+    pub nonces: std::sync::Mutex<NonceWindow>,
+    pub hooks: Arc<dyn Hooks>,
+}
+
+/// Where a path and method lead.
+#[derive(Clone)]
+enum Target {
+    Operation(ops::Entry),
+    Admin(AdminRoute),
+}
+
+/// Both services and the admin routes, on one router.
+#[derive(Clone)]
+pub(crate) struct App {
+    gate: Arc<Gate>,
+    paths: Arc<matchit::Router<Vec<(Method, Target)>>>,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App").finish_non_exhaustive()
+    }
+}
+
+/// An operation's method as the router matches it.
+fn method(op: &licensing_sdk::operations::Operation) -> Method {
+    use licensing_sdk::operations::Method as M;
+    match op.method {
+        M::Get => Method::GET,
+        M::Post => Method::POST,
+        M::Put => Method::PUT,
+        M::Delete => Method::DELETE,
+    }
+}
+
+impl App {
+    /// The operations of the generated table and `admin`, behind `gate`. Panics, naming
+    /// the path, on a path the router cannot take (one the spec checks would refuse).
+    pub fn new(gate: Gate, admin: Vec<AdminRoute>) -> Self {
+        let operations = ops::table().into_iter().map(|entry| {
+            (
+                entry.op.path.to_string(),
+                method(entry.op),
+                Target::Operation(entry),
+            )
+        });
+        let admin = admin.into_iter().map(|route| {
+            (
+                route.path.clone(),
+                route.method.clone(),
+                Target::Admin(route),
+            )
+        });
+        let mut by_path: Vec<(String, Vec<(Method, Target)>)> = Vec::new();
+        for (path, method, target) in operations.chain(admin) {
+            match by_path.iter_mut().find(|(p, _)| *p == path) {
+                Some((_, methods)) => methods.push((method, target)),
+                None => by_path.push((path, vec![(method, target)])),
+            }
+        }
+        let mut paths = matchit::Router::new();
+        for (path, methods) in by_path {
+            paths
+                .insert(path.clone(), methods)
+                .unwrap_or_else(|e| panic!("the path {path} cannot be routed: {e}"));
+        }
+        Self {
+            gate: Arc::new(gate),
+            paths: Arc::new(paths),
+        }
+    }
+
+    /// Answers one request whose body the server has read (or could not).
+    pub async fn handle(&self, parts: Parts, body: ReadBody) -> Response {
+        let Ok(found) = self.paths.at(parts.uri.path()) else {
+            return bare(StatusCode::NOT_FOUND, None);
+        };
+        // `HEAD` is `GET` without the body, which hyper leaves out.
+        let wanted = if parts.method == Method::HEAD {
+            Method::GET
+        } else {
+            parts.method.clone()
+        };
+        let Some((_, target)) = found.value.iter().find(|(m, _)| *m == wanted) else {
+            let allow: Vec<&str> = found.value.iter().map(|(m, _)| m.as_str()).collect();
+            return bare(StatusCode::METHOD_NOT_ALLOWED, Some(&allow.join(",")));
+        };
+        let params: Result<HashMap<String, String>, InvalidPath> = found
+            .params
+            .iter()
+            .map(|(name, value)| {
+                let value = percent_encoding::percent_decode_str(value)
+                    .decode_utf8()
+                    .map_err(|_| InvalidPath)?;
+                Ok((name.to_string(), value.into_owned()))
+            })
+            .collect();
+        match target {
+            Target::Operation(entry) => gate::gate(&self.gate, entry, params, parts, body).await,
+            Target::Admin(route) => {
+                if let Some(refused) = self.gate.admin_refusal(&parts) {
+                    return refused;
+                }
+                let Ok(params) = params else {
+                    return bare(StatusCode::BAD_REQUEST, None);
+                };
+                (route.handler)(AdminRequest {
+                    parts,
+                    params,
+                    body,
+                })
+                .await
+            }
+        }
+    }
+}
+
+impl Gate {
+    /// The admin checks: `Authorization: Bearer <admin token>` when the simulator has one.
+    fn admin_refusal(&self, parts: &Parts) -> Option<Response> {
+        let token = self.credentials.admin_token.as_ref()?;
+        let given = auth::bearer(&parts.headers);
+        if given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+            return None;
+        }
+        Some(admin_error(
+            StatusCode::UNAUTHORIZED,
+            "the admin API needs `Authorization: Bearer <admin token>`",
+        ))
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// An admin refusal: `{"message": …}` with its status.
+pub(crate) fn admin_error(status: StatusCode, message: &str) -> Response {
+    let body = serde_json::to_vec(&serde_json::json!({ "message": message }))
+        .expect("a JSON object serialises");
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A status without a body (and the methods a path allows, for a 405).
+fn bare(status: StatusCode, allow: Option<&str>) -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = status;
+    if let Some(allow) = allow.and_then(|a| HeaderValue::from_str(a).ok()) {
+        response.headers_mut().insert(header::ALLOW, allow);
+    }
+    response
+}

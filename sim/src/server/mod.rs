@@ -1,0 +1,418 @@
+//! The server: one accept loop, for plain HTTP and for HTTPS, that bounds what clients can
+//! hold: connections, the time they take to send headers and bodies or sit idle, and the
+//! memory their request bodies take.
+//!
+//! Each connection's task tracks whether a request is in progress (from its headers to the
+//! end of its reply). A connection with none is *quiet*: it is closed when the client takes
+//! longer than the header timeout to send a request's headers, or stays idle after a reply
+//! for longer than the idle timeout, and it is the one closed to make room when every
+//! connection slot is taken. A request in progress is never cut short by these rules; its
+//! body is bounded by the body timeout and the body budget instead, and a request refused
+//! for either is answered with code `500` ("network exception, retry") through the
+//! operation's reply path (see [`BodyUnread`]).
+
+use std::{
+    collections::HashMap,
+    convert::Infallible,
+    future::Future,
+    io,
+    net::SocketAddr,
+    pin::Pin,
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
+    },
+    task::{Context, Poll, Wake, Waker},
+    time::Duration,
+};
+
+use axum::{
+    Router,
+    body::{Body, Bytes, HttpBody},
+    http::{Request, Response, Version, request::Parts},
+};
+use futures_util::task::AtomicWaker;
+use http_body::{Frame, SizeHint};
+use hyper::body::Incoming;
+use hyper_util::{
+    rt::{TokioExecutor, TokioIo},
+    server::conn::auto,
+    service::TowerToHyperService,
+};
+use tokio::{
+    io::{AsyncRead, AsyncWrite, ReadBuf},
+    net::{TcpListener, TcpStream},
+    sync::{Notify, OwnedSemaphorePermit, Semaphore, oneshot, watch},
+    task::JoinSet,
+    time::Instant,
+};
+use tokio_rustls::TlsAcceptor;
+
+mod body;
+mod conn;
+pub(crate) mod tls;
+
+use crate::protocol::{App, BodyUnread, MAX_BODY_BYTES, ReadBody};
+use conn::{Activity, Registered, connection};
+
+/// What a server serves: each request, with its body read whole (or why it could not
+/// be), answered with a response.
+pub(crate) trait Handler: Clone + Send + Sync + 'static {
+    fn handle(&self, parts: Parts, body: ReadBody) -> impl Future<Output = Response<Body>> + Send;
+}
+
+impl Handler for App {
+    fn handle(&self, parts: Parts, body: ReadBody) -> impl Future<Output = Response<Body>> + Send {
+        App::handle(self, parts, body)
+    }
+}
+
+/// Any axum router ([`TlsConfig::serve`](tls::TlsConfig::serve)).
+impl Handler for Router {
+    async fn handle(&self, parts: Parts, body: ReadBody) -> Response<Body> {
+        use hyper::service::Service as _;
+        let body = match body {
+            Ok(bytes) => Body::from(bytes),
+            Err(cause) => Body::new(body::Unreadable(cause)),
+        };
+        let service = TowerToHyperService::new(self.clone());
+        match service.call(Request::from_parts(parts, body)).await {
+            Ok(response) => response,
+            Err(infallible) => match infallible {},
+        }
+    }
+}
+
+/// How long a client has to send a request's headers (and, over HTTPS, to finish the TLS
+/// handshake) unless configured otherwise.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a request's body may take to arrive, counted from its headers, unless
+/// configured otherwise.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a connection may stay open without a request after a reply unless configured
+/// otherwise.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How many connections are open at most unless configured otherwise (lowered to fit the
+/// process's open-file limit).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// How many bytes of request bodies are held in memory at once, across all connections,
+/// unless configured otherwise: 512 MiB.
+pub const DEFAULT_BODY_BUDGET: usize = 512 * 1024 * 1024;
+
+/// Descriptors kept out of the connection cap when it is fitted to the open-file limit:
+/// the listener, the runtime's own, logs, and one to accept and close a refused client.
+const RESERVED_DESCRIPTORS: usize = 64;
+
+/// How long accepting waits for a quiet connection it closed to give up its slot.
+const EVICTION_WAIT: Duration = Duration::from_secs(1);
+
+/// How long a quiet connection being closed may take to finish sending its last reply
+/// (less than [`EVICTION_WAIT`], so a slot it gives up is still taken).
+const CLOSE_GRACE: Duration = Duration::from_millis(500);
+
+/// The largest read buffer of an HTTP/1 connection: it bounds the request head and what
+/// each of up to [`DEFAULT_MAX_CONNECTIONS`] connections can make the server hold before
+/// a request starts (hyper's default is about 400 KiB).
+const MAX_READ_BUFFER: usize = 64 * 1024;
+
+/// What the server bounds; set through [`SimulatorBuilder`](crate::SimulatorBuilder).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub header_timeout: Duration,
+    pub body_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub max_connections: usize,
+    pub body_budget: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            body_budget: DEFAULT_BODY_BUDGET,
+        }
+    }
+}
+
+/// What the server's limits have done so far; from [`Simulator::stats`](crate::Simulator::stats).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerStats {
+    /// Connections open now.
+    pub connections: usize,
+    /// The connection cap in force: the configured one, or lower to fit the process's
+    /// open-file limit.
+    pub max_connections: usize,
+    /// Connections closed as soon as accepted: every slot held a request in progress.
+    pub connections_refused: u64,
+    /// Quiet connections closed to make room for a new one.
+    pub connections_evicted: u64,
+    /// Connections closed by the header or the idle timeout.
+    pub connections_timed_out: u64,
+    /// Bytes of request bodies held in memory now (counted against the body budget).
+    pub body_bytes: usize,
+    /// The most bytes of request bodies held at once since the start; never above the
+    /// budget.
+    pub body_bytes_peak: usize,
+    /// Requests answered `500` because their body did not fit in the budget or did not
+    /// arrive within the body timeout.
+    pub bodies_refused: u64,
+}
+
+/// The state of a running server: its limits, the connections it holds and its counters.
+pub(crate) struct Server {
+    limits: Limits,
+    max_connections: usize,
+    /// The largest body one request may have: the router's limit, or the budget if smaller.
+    max_body: usize,
+    slots: Arc<Semaphore>,
+    connections: Mutex<HashMap<u64, Arc<Activity>>>,
+    next_id: AtomicU64,
+    body_bytes: AtomicUsize,
+    body_bytes_peak: AtomicUsize,
+    refused: AtomicU64,
+    evicted: AtomicU64,
+    timed_out: AtomicU64,
+    bodies_refused: AtomicU64,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("limits", &self.limits)
+            .field("max_connections", &self.max_connections)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    pub fn new(limits: Limits) -> Self {
+        let max_connections = fit_to_descriptors(limits.max_connections.max(1));
+        Self {
+            limits,
+            max_connections,
+            max_body: MAX_BODY_BYTES.min(limits.body_budget),
+            slots: Arc::new(Semaphore::new(max_connections)),
+            connections: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(0),
+            body_bytes: AtomicUsize::new(0),
+            body_bytes_peak: AtomicUsize::new(0),
+            refused: AtomicU64::new(0),
+            evicted: AtomicU64::new(0),
+            timed_out: AtomicU64::new(0),
+            bodies_refused: AtomicU64::new(0),
+        }
+    }
+
+    pub fn stats(&self) -> ServerStats {
+        ServerStats {
+            connections: self.registry().len(),
+            max_connections: self.max_connections,
+            connections_refused: self.refused.load(Ordering::Relaxed),
+            connections_evicted: self.evicted.load(Ordering::Relaxed),
+            connections_timed_out: self.timed_out.load(Ordering::Relaxed),
+            body_bytes: self.body_bytes.load(Ordering::Relaxed),
+            body_bytes_peak: self.body_bytes_peak.load(Ordering::Relaxed),
+            bodies_refused: self.bodies_refused.load(Ordering::Relaxed),
+        }
+    }
+
+    fn registry(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Activity>>> {
+        self.connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A slot for a new connection: a free one, or the one a quiet connection gives up
+    /// when asked to close (the connection quiet the longest). `None` when every slot holds
+    /// a request in progress: the new connection is closed at once rather than left
+    /// waiting, and no accepted connection is ever cut short for it.
+    async fn admit(&self, peer: SocketAddr) -> Option<OwnedSemaphorePermit> {
+        if let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() {
+            return Some(slot);
+        }
+        if self.evict_quietest() {
+            let freed = Arc::clone(&self.slots).acquire_owned();
+            if let Ok(Ok(slot)) = tokio::time::timeout(EVICTION_WAIT, freed).await {
+                return Some(slot);
+            }
+        }
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(%peer, max = self.max_connections, "connection refused: every connection has a request in progress");
+        None
+    }
+
+    /// Asks the connection quiet the longest to close; `false` when none is quiet.
+    fn evict_quietest(&self) -> bool {
+        let registry = self.registry();
+        let quietest = registry
+            .values()
+            .filter(|a| !a.evict.load(Ordering::Relaxed))
+            .filter_map(|a| a.quiet_since().map(|since| (since, a)))
+            .min_by_key(|(since, _)| *since);
+        let Some((_, activity)) = quietest else {
+            return false;
+        };
+        activity.evict.store(true, Ordering::Relaxed);
+        activity.changed.notify_one();
+        true
+    }
+
+    fn register(self: &Arc<Self>) -> Registered {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let activity = Arc::new(Activity::new());
+        self.registry().insert(id, Arc::clone(&activity));
+        Registered {
+            server: Arc::clone(self),
+            id,
+            activity,
+        }
+    }
+}
+
+/// The open-file limit leaves room for `wanted` connections, or fewer.
+#[cfg(unix)]
+fn fit_to_descriptors(wanted: usize) -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `getrlimit` only writes the struct it is given, which outlives the call.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0
+        || limit.rlim_cur == libc::RLIM_INFINITY
+    {
+        return wanted;
+    }
+    let room = usize::try_from(limit.rlim_cur)
+        .unwrap_or(usize::MAX)
+        .saturating_sub(RESERVED_DESCRIPTORS)
+        .max(1);
+    if room < wanted {
+        tracing::info!(
+            configured = wanted,
+            lowered = room,
+            open_file_limit = limit.rlim_cur,
+            "max connections lowered to fit the open-file limit (ulimit -n)"
+        );
+    }
+    wanted.min(room)
+}
+
+#[cfg(not(unix))]
+fn fit_to_descriptors(wanted: usize) -> usize {
+    wanted
+}
+
+/// Serves `app` on `listener` (over TLS when given an acceptor) within `server`'s limits
+/// until `stopped` resolves or its sender is dropped: then stops accepting, closes quiet
+/// connections, lets requests in progress finish, and returns.
+///
+/// One task per connection, held in a set owned by this future, so aborting it ends every
+/// connection too.
+pub(crate) async fn serve<H: Handler>(
+    listener: TcpListener,
+    app: H,
+    tls: Option<TlsAcceptor>,
+    server: Arc<Server>,
+    mut stopped: oneshot::Receiver<()>,
+) -> io::Result<()> {
+    // Connections watch this; it changes (or closes) when the server stops.
+    let (shutdown, watched) = watch::channel(());
+    let mut connections = JoinSet::new();
+    let mut trouble = AcceptTrouble::default();
+    loop {
+        tokio::select! {
+            biased;
+            // A dropped sender stops the server as well.
+            _ = &mut stopped => break,
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, peer)) => {
+                    trouble.recovered();
+                    if let Some(slot) = server.admit(peer).await {
+                        connections.spawn(connection(
+                            Arc::clone(&server),
+                            slot,
+                            tcp,
+                            peer,
+                            tls.clone(),
+                            app.clone(),
+                            watched.clone(),
+                        ));
+                    }
+                }
+                Err(e) => trouble.failed(e, &server).await,
+            },
+            // Reap finished connections so the set does not grow without bound.
+            Some(done) = connections.join_next(), if !connections.is_empty() => {
+                if let Err(e) = done {
+                    tracing::warn!(error = %e, "a connection task failed");
+                }
+            }
+        }
+    }
+    drop(listener);
+    let _ = shutdown.send(());
+    let started = std::time::Instant::now();
+    while let Some(done) = connections.join_next().await {
+        if let Err(e) = done {
+            tracing::warn!(error = %e, "a connection task failed");
+        }
+    }
+    tracing::debug!(waited = ?started.elapsed(), "server stopped");
+    Ok(())
+}
+
+/// Accept errors in a row. Errors of one connection (refused, aborted, reset) are skipped;
+/// others, such as running out of file descriptors, pause accepting for a moment that
+/// doubles while they last (10 ms up to 1 s), are logged once at warn level per episode,
+/// and (for descriptors) close the quietest connection to free one.
+#[derive(Default)]
+struct AcceptTrouble {
+    failures: u32,
+}
+
+impl AcceptTrouble {
+    async fn failed(&mut self, e: io::Error, server: &Server) {
+        if matches!(
+            e.kind(),
+            io::ErrorKind::ConnectionRefused
+                | io::ErrorKind::ConnectionAborted
+                | io::ErrorKind::ConnectionReset
+        ) {
+            tracing::debug!(error = %e, "accept failed");
+            return;
+        }
+        self.failures += 1;
+        let pause = Duration::from_millis(10) * 2u32.pow((self.failures - 1).min(7));
+        let pause = pause.min(Duration::from_secs(1));
+        if self.failures == 1 {
+            tracing::warn!(error = %e, "accept failed; pausing (further failures logged at debug level until accepting works again)");
+        } else {
+            tracing::debug!(error = %e, failures = self.failures, ?pause, "accept failed");
+        }
+        if out_of_descriptors(&e) {
+            server.evict_quietest();
+        }
+        tokio::time::sleep(pause).await;
+    }
+
+    fn recovered(&mut self) {
+        if self.failures > 0 {
+            tracing::info!(failures = self.failures, "accepting connections again");
+            self.failures = 0;
+        }
+    }
+}
+
+#[cfg(unix)]
+fn out_of_descriptors(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
+#[cfg(not(unix))]
+fn out_of_descriptors(_: &io::Error) -> bool {
+    false
+}

@@ -1,0 +1,78 @@
+//! Files replaced whole or not at all, readable by their owner only, and the lock that
+//! keeps a second simulator away.
+
+use std::{
+    fs::{self, File, OpenOptions},
+    io::{self, Write as _},
+    path::{Path, PathBuf},
+};
+
+use super::StateFileError;
+
+/// `path` with `suffix` appended to its file name (`state.json` → `state.json.log`).
+pub(crate) fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// A new file only the owner can read: it holds the employees' passwords.
+pub(crate) fn create_private(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}
+
+/// Makes a rename in `path`'s directory durable.
+pub(crate) fn sync_dir(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        File::open(dir)?.sync_all()?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
+/// Writes `bytes` to `path` whole or not at all: aside, synced, renamed over it.
+pub(crate) fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<File> {
+    let tmp = sibling(path, ".tmp");
+    let mut file = create_private(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    fs::rename(&tmp, path)?;
+    sync_dir(path)?;
+    Ok(file)
+}
+
+/// Holds `PATH.lock` for as long as the simulator runs, so that two simulators never
+/// write one state file.
+pub(crate) fn lock(path: &Path) -> Result<File, StateFileError> {
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options
+        .open(path)
+        .map_err(|e| StateFileError::new(path, format!("cannot be opened: {e}")))?;
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd as _;
+        // SAFETY: `flock` on a file descriptor this function owns; no memory is shared.
+        let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if locked != 0 {
+            let e = io::Error::last_os_error();
+            return Err(StateFileError::new(
+                path,
+                format!("the state file is in use by another simulator ({e})"),
+            ));
+        }
+    }
+    Ok(file)
+}
