@@ -62,6 +62,7 @@ pub struct SimulatorBuilder {
     recover: bool,
     write_faults: store::WriteFaults,
     limits: server::Limits,
+    sandbox_limits: sandbox::Limits,
 }
 
 impl Default for SimulatorBuilder {
@@ -91,6 +92,7 @@ impl Default for SimulatorBuilder {
             state_log_limit: DEFAULT_STATE_LOG_LIMIT,
             recover: false,
             write_faults: store::WriteFaults::default(),
+            sandbox_limits: sandbox::Limits::default(),
             limits: server::Limits::default(),
         }
     }
@@ -243,6 +245,30 @@ impl SimulatorBuilder {
         self
     }
 
+    /// The largest seed document the admin API takes, in bytes (default
+    /// [`DEFAULT_MAX_SEED_BYTES`](crate::DEFAULT_MAX_SEED_BYTES)): a larger one is refused
+    /// before it is read.
+    pub fn max_seed_bytes(mut self, bytes: usize) -> Self {
+        self.sandbox_limits.max_seed_bytes = bytes;
+        self
+    }
+
+    /// The most records (enterprises, customers, assets and employees together) one seed
+    /// may create (default [`DEFAULT_MAX_SEED_RECORDS`](crate::DEFAULT_MAX_SEED_RECORDS)):
+    /// a seed with more is refused before anything is created.
+    pub fn max_seed_records(mut self, records: usize) -> Self {
+        self.sandbox_limits.max_seed_records = records;
+        self
+    }
+
+    /// The largest state document an import takes, in bytes (default
+    /// [`DEFAULT_MAX_IMPORT_BYTES`](crate::DEFAULT_MAX_IMPORT_BYTES)): a larger one is
+    /// refused before it is read.
+    pub fn max_import_bytes(mut self, bytes: usize) -> Self {
+        self.sandbox_limits.max_import_bytes = bytes;
+        self
+    }
+
     /// Starts even when the state file's log is damaged (default `false`: such a log stops
     /// the start with a [`StateFileError`](crate::StateFileError) naming the file, the byte and this way out):
     /// the state is loaded up to the last whole change before the damage, and the damaged
@@ -344,11 +370,12 @@ impl SimulatorBuilder {
             faults: Faults::new(self.faults),
             journal: Journal::new(journal_capacity),
             rules: Rules::default(),
+            limits: self.sandbox_limits,
         });
         // A state file that already holds records was seeded before (or has better).
         let fresh = db.counts().0 == 0;
         if let Some(seed) = self.seed.as_ref().filter(|_| fresh) {
-            sandbox::seed::load(&db, seed).map_err(|e| {
+            sandbox::seed::load(&db, seed, &self.sandbox_limits).map_err(|e| {
                 io::Error::new(io::ErrorKind::InvalidData, format!("the seed: {e}"))
             })?;
         }

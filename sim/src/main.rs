@@ -61,6 +61,24 @@ struct Args {
     #[arg(long, env = "LICENSING_SIM_STATE_FILE", value_name = "FILE")]
     state_file: Option<PathBuf>,
 
+    /// Start even when the state file's log is damaged: keep the state up to the last
+    /// whole change and move the log aside to FILE.log.damaged (without it, a damaged log
+    /// stops the start, naming the file and the byte).
+    #[arg(long, env = "LICENSING_SIM_RECOVER")]
+    recover: bool,
+
+    /// Largest seed (--seed, or through the admin API), in bytes.
+    #[arg(long, env = "LICENSING_SIM_MAX_SEED_BYTES", value_name = "BYTES", default_value_t = sim::DEFAULT_MAX_SEED_BYTES)]
+    max_seed_bytes: usize,
+
+    /// Most records (enterprises, customers, assets, employees) one seed may create.
+    #[arg(long, env = "LICENSING_SIM_MAX_SEED_RECORDS", default_value_t = sim::DEFAULT_MAX_SEED_RECORDS)]
+    max_seed_records: usize,
+
+    /// Largest state document an import (PUT /__sandbox/v1/state) may send, in bytes.
+    #[arg(long, env = "LICENSING_SIM_MAX_IMPORT_BYTES", value_name = "BYTES", default_value_t = sim::DEFAULT_MAX_IMPORT_BYTES)]
+    max_import_bytes: usize,
+
     /// Bytes the state file's log may reach before it is compacted (and not before it
     /// outgrows the state file).
     #[arg(long, env = "LICENSING_SIM_STATE_LOG_LIMIT", value_name = "BYTES", default_value_t = sim::DEFAULT_STATE_LOG_LIMIT)]
@@ -181,9 +199,7 @@ async fn main() -> ExitCode {
         let parsed = if seed == "demo" {
             Ok(sim::admin::builtin_seed("demo").expect("the demo seed is built in"))
         } else {
-            std::fs::read_to_string(seed)
-                .map_err(|e| format!("cannot read: {e}"))
-                .and_then(|text| sim::admin::parse_seed(&text))
+            read_seed(seed, args.max_seed_bytes).and_then(|text| sim::admin::parse_seed(&text))
         };
         match parsed {
             Ok(parsed) => builder = builder.seed(parsed),
@@ -218,6 +234,10 @@ async fn main() -> ExitCode {
         .client_token(args.client_token)
         .user_token(args.user_token)
         .state_log_limit(args.state_log_limit)
+        .recover(args.recover)
+        .max_seed_bytes(args.max_seed_bytes)
+        .max_seed_records(args.max_seed_records)
+        .max_import_bytes(args.max_import_bytes)
         .password_length(args.password_min..=args.password_max)
         .trial_member_limit(args.trial_member_limit)
         .nonce_window(Duration::from_secs(args.nonce_window_secs))
@@ -257,6 +277,20 @@ async fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A seed file's text, refused by its size before it is read.
+fn read_seed(path: &str, max: usize) -> Result<String, String> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read: {e}"))?
+        .len();
+    if len > max as u64 {
+        return Err(format!(
+            "the seed has {len} bytes, more than the {max} a seed may have (raise it with \
+             --max-seed-bytes)"
+        ));
+    }
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))
 }
 
 /// Ctrl-C, or SIGTERM where there is one.

@@ -435,6 +435,22 @@ impl Db {
     /// with nothing changed.
     pub fn import_state(&self, doc: Value) -> Result<(), ImportError> {
         let (loaded, _) = read_document(doc).map_err(ImportError::invalid)?;
+        self.replace_checked(loaded)
+    }
+
+    /// As [`Db::import_state`], from the document's bytes, read straight into the state
+    /// (no JSON tree of it is built).
+    pub fn import_bytes(&self, bytes: &[u8]) -> Result<(), ImportError> {
+        let (loaded, _) = read_snapshot(bytes).map_err(ImportError::invalid)?;
+        self.replace_checked(loaded)
+    }
+
+    /// An imported state, checked against the operations' field rules, then swapped in.
+    fn replace_checked(&self, loaded: Loaded) -> Result<(), ImportError> {
+        loaded
+            .state
+            .check_fields(&self.config.password_length)
+            .map_err(ImportError::invalid)?;
         self.replace(loaded).map_err(ImportError::Io)
     }
 

@@ -136,3 +136,13 @@ pub(crate) fn malformed(op: &Operation, cause: impl Into<String>) -> Failure {
         }
     }
 }
+
+/// A rule of the documents, broken: its code, and its message when it has its own.
+impl From<crate::state::rules::Broken> for Failure {
+    fn from(broken: crate::state::rules::Broken) -> Self {
+        match broken.message {
+            Some(message) => Failure::with_message(broken.code, message, broken.cause),
+            None => Failure::new(broken.code, broken.cause),
+        }
+    }
+}

@@ -8,7 +8,6 @@ use axum::{
     http::{Method, StatusCode},
     response::Response,
 };
-use serde_json::Value;
 
 use super::{AdminError, Sandbox, a, journal, json, parse, seed};
 use crate::{
@@ -152,8 +151,10 @@ fn delete_fault(s: &Sandbox, req: AdminRequest) -> Result<Response, AdminError> 
 }
 
 fn load_seed(s: &Sandbox, req: AdminRequest) -> Result<Response, AdminError> {
-    let seed: a::Seed = parse(body(&req)?)?;
-    ok(&seed::load(&s.db, &seed)?)
+    let body = body(&req)?;
+    s.limits.seed_bytes(body.len())?;
+    let seed: a::Seed = parse(body)?;
+    ok(&seed::load(&s.db, &seed, &s.limits)?)
 }
 
 fn builtin(name: &str) -> Result<a::Seed, AdminError> {
@@ -170,7 +171,7 @@ fn get_builtin(_: &Sandbox, req: AdminRequest) -> Result<Response, AdminError> {
 
 fn load_builtin(s: &Sandbox, req: AdminRequest) -> Result<Response, AdminError> {
     let seed = builtin(param(&req.params, "name"))?;
-    ok(&seed::load(&s.db, &seed)?)
+    ok(&seed::load(&s.db, &seed, &s.limits)?)
 }
 
 fn io_failure(e: std::io::Error) -> AdminError {
@@ -216,9 +217,9 @@ fn export_state(s: &Sandbox, _: AdminRequest) -> Result<Response, AdminError> {
 }
 
 fn import_state(s: &Sandbox, req: AdminRequest) -> Result<Response, AdminError> {
-    let doc: Value = serde_json::from_slice(body(&req)?)
-        .map_err(|e| AdminError::bad(format!("the body is not valid JSON: {e}")))?;
-    match s.db.import_state(doc) {
+    let body = body(&req)?;
+    s.limits.import_bytes(body.len())?;
+    match s.db.import_bytes(body) {
         Ok(()) => {
             let (enterprises, assets, members) = s.db.counts();
             let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);

@@ -34,6 +34,58 @@ use faults::Faults;
 use journal::Journal;
 use rules::{Rules, Subject};
 
+/// The largest seed document, in bytes, unless configured otherwise.
+pub const DEFAULT_MAX_SEED_BYTES: usize = 4 * 1024 * 1024;
+/// The most records (enterprises, customers, assets and employees together) one seed may
+/// create, unless configured otherwise.
+pub const DEFAULT_MAX_SEED_RECORDS: usize = 10_000;
+/// The largest state document an import may send, in bytes, unless configured otherwise.
+pub const DEFAULT_MAX_IMPORT_BYTES: usize = 128 * 1024 * 1024;
+
+/// Bounds checked before a seed or an import is parsed into state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Limits {
+    pub max_seed_bytes: usize,
+    pub max_seed_records: usize,
+    pub max_import_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_seed_bytes: DEFAULT_MAX_SEED_BYTES,
+            max_seed_records: DEFAULT_MAX_SEED_RECORDS,
+            max_import_bytes: DEFAULT_MAX_IMPORT_BYTES,
+        }
+    }
+}
+
+impl Limits {
+    /// A seed of `len` bytes, refused before it is read when it is larger than allowed.
+    pub fn seed_bytes(&self, len: usize) -> Result<(), AdminError> {
+        if len > self.max_seed_bytes {
+            return Err(AdminError::too_large(format!(
+                "the seed has {len} bytes, more than the {} a seed may have (raise it with \
+                 --max-seed-bytes or SimulatorBuilder::max_seed_bytes)",
+                self.max_seed_bytes
+            )));
+        }
+        Ok(())
+    }
+
+    /// A state document of `len` bytes, refused before it is read when larger than allowed.
+    pub fn import_bytes(&self, len: usize) -> Result<(), AdminError> {
+        if len > self.max_import_bytes {
+            return Err(AdminError::too_large(format!(
+                "the state document has {len} bytes, more than the {} an import may have \
+                 (raise it with --max-import-bytes or SimulatorBuilder::max_import_bytes)",
+                self.max_import_bytes
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// The sandbox of one simulator.
 #[derive(Debug)]
 pub(crate) struct Sandbox {
@@ -41,6 +93,7 @@ pub(crate) struct Sandbox {
     pub faults: Faults,
     pub journal: Journal,
     pub rules: Rules,
+    pub limits: Limits,
 }
 
 impl Sandbox {
@@ -145,6 +198,16 @@ impl AdminError {
         Self {
             status: StatusCode::CONFLICT,
             field: Some(field.into()),
+            message: message.into(),
+        }
+    }
+
+    /// A body larger than the sandbox takes: refused before it is read (400, as every
+    /// refused admin body; the message names the limit and how to raise it).
+    pub fn too_large(message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::BAD_REQUEST,
+            field: None,
             message: message.into(),
         }
     }

@@ -10,7 +10,7 @@ use licensing_sdk::{
 use serde_json::{Value, json};
 
 use super::{
-    AdminError,
+    AdminError, Limits,
     client::types::{Seed, SeedResult, SeededAsset, SeededEnterprise},
 };
 use crate::ops::{Call, Db, Failure, member, order};
@@ -85,7 +85,20 @@ fn check(seed: &Seed) -> Result<(), AdminError> {
 
 /// Loads a seed into the running state. A seed that a service refuses part-way is
 /// undone: the state before it is put back.
-pub(crate) fn load(sim: &Db, seed: &Seed) -> Result<SeedResult, AdminError> {
+pub(crate) fn load(sim: &Db, seed: &Seed, limits: &Limits) -> Result<SeedResult, AdminError> {
+    let records: usize = seed
+        .enterprises
+        .iter()
+        .map(|e| 1 + e.customers.len() + e.assets.len() + e.members.len())
+        .sum();
+    if records > limits.max_seed_records {
+        return Err(AdminError::too_large(format!(
+            "the seed creates {records} records (enterprises, customers, assets and \
+             employees), more than the {} one seed may create (raise it with \
+             --max-seed-records or SimulatorBuilder::max_seed_records)",
+            limits.max_seed_records
+        )));
+    }
     check(seed)?;
     let before = sim.export_state();
     match apply(sim, seed) {

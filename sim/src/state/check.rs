@@ -2,6 +2,8 @@
 //! reference leads to a record that points back, ids are unique, and the indexes that are
 //! not exported are rebuilt.
 
+use std::ops::RangeInclusive;
+
 use super::*;
 
 /// The keys of a map in order, so that the first broken rule reported is always the same.
@@ -415,6 +417,61 @@ impl State {
                 format!("{at}.origin.customer"),
                 format!("no customer {:?}", origin.customer),
             ));
+        }
+        Ok(())
+    }
+
+    /// Checks every employee added through `addMembers` (a trial member account) against
+    /// the field rules that operation applies (after [`State::reindex`], so every
+    /// reference leads somewhere): an import can hold no such employee the services would
+    /// have refused. The accounts `createEnterprise` makes are the platform's own and have
+    /// no password. The first broken rule is named by its JSON path
+    /// (`state.members.MG-000003.password`).
+    pub fn check_fields(&self, password_length: &RangeInclusive<usize>) -> Result<(), Invalid> {
+        use serde_json::{Map, Value};
+        for id in keys(&self.members) {
+            let member = &self.members[&id];
+            if !member.trial {
+                continue;
+            }
+            let code = self
+                .enterprises
+                .get(&member.enterprise)
+                .map_or("", |e| e.code.as_str());
+            let mut fields = Map::new();
+            fields.insert("userName".into(), Value::from(member.account.clone()));
+            fields.insert("name".into(), Value::from(member.name.clone()));
+            fields.insert("password".into(), Value::from(member.password.clone()));
+            if let Some(remark) = &member.remark {
+                fields.insert("remark".into(), Value::from(remark.clone()));
+            }
+            if let Some(mobile) = &member.mobile {
+                fields.insert("passwordMobile".into(), Value::from(mobile.clone()));
+            }
+            if let Some(department) = member.department {
+                fields.insert("departmentId".into(), Value::from(department));
+            }
+            rules::member_fields(&fields, code)
+                .and_then(|()| rules::password(&fields, password_length))
+                .map_err(|broken| {
+                    // The document's names for the request's fields.
+                    let field = match broken.field {
+                        "userName" => "account",
+                        "passwordMobile" => "mobile",
+                        "departmentId" => "department",
+                        other => other,
+                    };
+                    let message = broken.message.unwrap_or_default();
+                    let message = if message.is_empty() {
+                        broken.cause
+                    } else {
+                        format!("{message} ({})", broken.cause)
+                    };
+                    Invalid::new(
+                        format!("state.members.{id}.{field}"),
+                        format!("{message} (code {} when an employee is added)", broken.code),
+                    )
+                })?;
         }
         Ok(())
     }

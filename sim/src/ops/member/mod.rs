@@ -28,17 +28,12 @@ use {assign::*, lists::*, members::*};
 
 use super::{Call, Db, Failure, Service};
 use crate::state::{
-    Asset, Loan, Member, MerchandiseRecord, NewMember, ProductRecord, State,
-    rules::is_mobile_number,
+    Asset, Loan, Member, MerchandiseRecord, NewMember, ProductRecord, State, rules,
 };
 use licensing_sdk::{ErrorCode as E, LimitType, member::types as m};
 
 /// Employees per `addMembers` call.
 pub(super) const MAX_MEMBERS_PER_CALL: usize = 100;
-/// `userName` plus `@` and the enterprise code: fewer than 63 characters.
-pub(super) const MAX_ACCOUNT_WITH_CODE: usize = 62;
-pub(super) const MAX_NAME: usize = 30;
-pub(super) const MAX_REMARK: usize = 200;
 /// The largest `pageSize` (the document shows none).
 pub(super) const MAX_PAGE_SIZE: i32 = 1000;
 /// PageHelper's default number of navigation page numbers.
@@ -54,115 +49,20 @@ pub(super) fn fail(code: E, cause: impl Into<String>) -> Failure {
     Failure::new(code, cause)
 }
 
-/// The employee fields of an `addMembers` item or an `editMember` body, with the codes
-/// the add operation documents (the edit document says "same rules as endpoint 1").
-/// A value of the wrong JSON type breaks the rule of its field; `null` for an optional
-/// field is the field left out.
+/// The employee fields of an `addMembers` item or an `editMember` body ([`rules`]).
 pub(super) fn check_fields(
     fields: &Map<String, Value>,
     enterprise_code: &str,
 ) -> Result<(), Failure> {
-    match fields.get("userName") {
-        None | Some(Value::Null) => return Err(fail(E::AccountEmpty, "userName is required")),
-        Some(Value::String(s)) if s.is_empty() => {
-            return Err(fail(E::AccountEmpty, "userName must not be empty"));
-        }
-        Some(Value::String(s)) if !s.bytes().all(|b| b.is_ascii_alphanumeric()) => {
-            return Err(fail(
-                E::AccountNotAlphanumeric,
-                format!("userName {s:?} may contain only letters and digits"),
-            ));
-        }
-        Some(Value::String(s)) => {
-            let length = s.chars().count() + 1 + enterprise_code.chars().count();
-            if length > MAX_ACCOUNT_WITH_CODE {
-                return Err(fail(
-                    E::NameTooLong,
-                    format!(
-                        "userName {s}@{enterprise_code} has {length} characters; it must have fewer than 63"
-                    ),
-                ));
-            }
-        }
-        Some(_) => {
-            return Err(fail(
-                E::AccountNotAlphanumeric,
-                "userName must be a string of letters and digits",
-            ));
-        }
-    }
-    match fields.get("name") {
-        Some(Value::String(s)) if s.chars().count() > MAX_NAME => {
-            return Err(fail(
-                E::NameTooLong,
-                format!(
-                    "name has {} characters; at most {MAX_NAME} are allowed",
-                    s.chars().count()
-                ),
-            ));
-        }
-        Some(Value::String(s)) if !s.trim().is_empty() => {}
-        _ => return Err(fail(E::NameEmpty, "name is required")),
-    }
-    match fields.get("remark") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(s)) if s.chars().count() <= MAX_REMARK => {}
-        Some(Value::String(s)) => {
-            return Err(fail(
-                E::RemarkTooLong,
-                format!(
-                    "remark has {} characters; at most {MAX_REMARK} are allowed",
-                    s.chars().count()
-                ),
-            ));
-        }
-        Some(_) => return Err(fail(E::RemarkTooLong, "remark must be a string")),
-    }
-    match fields.get("passwordMobile") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(s)) if s.is_empty() || is_mobile_number(s) => {}
-        Some(_) => {
-            return Err(fail(
-                E::InvalidMobileNumber,
-                "passwordMobile must be an optional + and 6 to 15 digits",
-            ));
-        }
-    }
-    match fields.get("departmentId") {
-        None | Some(Value::Null) => {}
-        Some(v) if v.as_i64().is_some_and(|d| d > 0) => {}
-        Some(_) => {
-            return Err(fail(
-                E::GroupIdEmpty,
-                "departmentId (the group id) must be a positive integer",
-            ));
-        }
-    }
-    Ok(())
+    rules::member_fields(fields, enterprise_code).map_err(Failure::from)
 }
 
-/// A `password` field: present (`40001`) and of an accepted length (`50003`).
+/// A `password` field ([`rules`]).
 pub(super) fn check_password(
     fields: &Map<String, Value>,
     accepted: &RangeInclusive<usize>,
 ) -> Result<(), Failure> {
-    let Some(Value::String(password)) = fields.get("password").filter(|p| p.as_str() != Some(""))
-    else {
-        return Err(fail(E::PasswordEmpty, "password is required"));
-    };
-    let length = password.chars().count();
-    if !accepted.contains(&length) {
-        return Err(Failure::with_message(
-            E::PasswordLength,
-            format!(
-                "password length must lie between {} and {}",
-                accepted.start(),
-                accepted.end()
-            ),
-            format!("the password has {length} characters"),
-        ));
-    }
-    Ok(())
+    rules::password(fields, accepted).map_err(Failure::from)
 }
 
 pub(super) fn department_name(id: i64) -> String {
