@@ -9,6 +9,7 @@
 //! | batch, simulator side | a bare handler parsing the same body into the same types | `benches/batch.rs` against `licensing-sim` and `batch --bare-server` |
 //! | batch, round trip | bare `serde_json` serialize + parse of the same request | `benches/batch.rs` against `licensing-sim` |
 //! | paging | the same stream at a tenth of the size | `benches/paging.rs` against `licensing-sim` |
+//! | a hostile reply's peak heap | the reply's size (target ≤ 3×) | `benches/reply.rs` against a server thread of its own |
 //! | build cost | targets (≤ 1 s generation, ≤ 10 s rebuild) | `build.rs`'s own timing; with `--build-cost`, debug `cargo build`s timed |
 //!
 //! Every binary is found where cargo put it (its JSON build messages; `cargo metadata`'s
