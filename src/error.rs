@@ -58,7 +58,10 @@ pub enum Error {
 
     /// The server answered with a redirect; the SDK follows none, so credentials and the
     /// body never reach another origin.
-    #[error("{operation}: HTTP {status} redirect to {location:?} not followed")]
+    #[error(
+        "{operation}: HTTP {status} redirect to {} not followed",
+        location.as_deref().map_or_else(|| "nowhere (no Location)".to_string(), |l| format!("\"{}\"", Shown(l)))
+    )]
     Redirect {
         /// The operation id.
         operation: &'static str,
@@ -97,7 +100,8 @@ pub enum Error {
 
     /// The reply body is not the documented envelope.
     #[error(
-        "{operation}: undecodable reply (HTTP {status}): {reason}; body starts with {excerpt:?}"
+        "{operation}: undecodable reply (HTTP {status}): {}; body starts with {excerpt:?}",
+        Shown(reason)
     )]
     Decode {
         /// The operation id.
@@ -129,9 +133,11 @@ pub enum Error {
 }
 
 impl Error {
-    /// A stable, low-cardinality name of what happened: the business code for business
-    /// errors, else the kind (`read_timeout`, `tls`, …). Telemetry reports it as
-    /// `error.type`.
+    /// A stable, low-cardinality name of what happened, one of a fixed set: the business
+    /// code for a documented business error ([`ErrorCode::is_known`]), [`OTHER_CODE`] for
+    /// any other code, the HTTP status of an [`Error::UnexpectedStatus`], else the kind
+    /// (`read_timeout`, `tls`, …). Telemetry reports it as `error.type`; server text never
+    /// reaches it.
     pub fn kind_name(&self) -> String {
         match self {
             Error::Validation(_) => "validation".into(),
@@ -143,7 +149,10 @@ impl Error {
             Error::Config(_) => "config".into(),
             Error::UnexpectedStatus { status, .. } => status.to_string(),
             Error::Decode { .. } => "decode".into(),
-            Error::Api(e) | Error::PartialFailure { error: e, .. } => e.code.to_string(),
+            Error::Api(e) | Error::PartialFailure { error: e, .. } if e.code.is_known() => {
+                e.code.as_str().into()
+            }
+            Error::Api(_) | Error::PartialFailure { .. } => OTHER_CODE.into(),
             Error::Credentials(_) => "credentials".into(),
         }
     }
@@ -170,30 +179,91 @@ macro_rules! conversion_errors {
 }
 conversion_errors!(order, member);
 
+/// [`Error::kind_name`] of a business error whose code the documents do not list: the
+/// OpenTelemetry fallback value of `error.type`.
+pub const OTHER_CODE: &str = "_OTHER";
+
 /// A business error reported by the platform.
+///
+/// Its fields hold the server's text in full. `Display` shows at most
+/// [`SHOWN_TEXT_BYTES`] of each of `code`, `message` and `cause`, with control characters
+/// (line breaks, ANSI escapes, …) escaped, so that a server cannot flood or forge the log
+/// lines an error is written to.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct ApiError {
     /// The operation id, e.g. `addMembers`.
     pub operation: &'static str,
     /// The documented code (or [`ErrorCode::Other`]).
     pub code: ErrorCode,
-    /// The platform's message.
+    /// The platform's message (empty when the reply had none).
     pub message: String,
     /// The platform's cause, when given.
     pub cause: Option<String>,
     /// 299 for a business exception; 200 when the platform reported a non-zero code.
     pub http_status: u16,
+    /// Why the rest of the reply (its `data`, or a `message` missing or of the wrong type)
+    /// could not be read, when its business code could: the code is kept, the rest is lost.
+    #[source]
+    pub decode_failure: Option<Box<DecodeFailure>>,
 }
 
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: error {}", self.operation, self.code)?;
+        write!(f, "{}: error {}", self.operation, Shown(self.code.as_str()))?;
         if let Some(meaning) = self.code.description() {
             write!(f, " ({meaning})")?;
         }
-        write!(f, ": {}", self.message)?;
+        write!(f, ": {}", Shown(&self.message))?;
         if let Some(cause) = &self.cause {
-            write!(f, "; cause: {cause}")?;
+            write!(f, "; cause: {}", Shown(cause))?;
+        }
+        if self.decode_failure.is_some() {
+            f.write_str(" (the rest of the reply is undecodable)")?;
+        }
+        Ok(())
+    }
+}
+
+/// A reply whose business code was read but whose other parts were not: the source of
+/// an [`ApiError`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("undecodable reply: {}; body starts with {excerpt:?}", Shown(reason))]
+pub struct DecodeFailure {
+    /// What the decoder reported.
+    pub reason: String,
+    /// The first bytes of the body, lossily decoded.
+    pub excerpt: String,
+}
+
+/// The most `Display` shows of one piece of server text (a code, a message, a cause, a
+/// decoder's reason, a `Location`), escapes included; the rest is counted, not shown.
+pub const SHOWN_TEXT_BYTES: usize = 1024;
+
+/// Server text as an error's `Display` shows it: control characters and the Unicode
+/// line and bidirectional controls escaped (`\n`, `\u{1b}`), at most
+/// [`SHOWN_TEXT_BYTES`], then how much was left out.
+pub(crate) struct Shown<'a>(pub &'a str);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.0;
+        let mut shown = 0;
+        for (at, c) in text.char_indices() {
+            let inert = matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+            let width = if c.is_control() || inert {
+                c.escape_default().len()
+            } else {
+                c.len_utf8()
+            };
+            if shown + width > SHOWN_TEXT_BYTES {
+                return write!(f, "… ({} more bytes)", text.len() - at);
+            }
+            shown += width;
+            if c.is_control() || inert {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                fmt::Write::write_char(f, c)?;
+            }
         }
         Ok(())
     }
@@ -320,6 +390,36 @@ fn push(path: &mut String, snake: &str) {
 #[cfg(test)]
 mod tests {
     use super::ValidationError as V;
+    use super::{SHOWN_TEXT_BYTES, Shown};
+
+    #[test]
+    fn server_text_is_shown_capped_and_inert() {
+        assert_eq!(Shown("plain text, é").to_string(), "plain text, é");
+        assert_eq!(
+            Shown("a\nb\r\nc\td\u{1b}[31me\u{7f}\u{2028}\u{202e}").to_string(),
+            "a\\nb\\r\\nc\\td\\u{1b}[31me\\u{7f}\\u{2028}\\u{202e}"
+        );
+        let long = "x".repeat(1_000_000);
+        let shown = Shown(&long).to_string();
+        assert!(shown.starts_with(&"x".repeat(SHOWN_TEXT_BYTES)), "{shown}");
+        assert!(shown.ends_with("… (998976 more bytes)"), "{shown}");
+        // Escapes count: a line of line breaks is cut at the same size, on a whole escape.
+        let breaks = "\n".repeat(10_000);
+        let shown = Shown(&breaks).to_string();
+        assert!(
+            shown.starts_with(&"\\n".repeat(SHOWN_TEXT_BYTES / 2)),
+            "{shown}"
+        );
+        assert!(shown.ends_with(&format!("… ({} more bytes)", 10_000 - SHOWN_TEXT_BYTES / 2)));
+        assert!(!shown.contains('\n'));
+        // Never cut inside a character.
+        let wide = "é".repeat(SHOWN_TEXT_BYTES);
+        assert!(
+            Shown(&wide)
+                .to_string()
+                .starts_with(&"é".repeat(SHOWN_TEXT_BYTES / 2))
+        );
+    }
 
     #[test]
     fn reads_builder_messages() {

@@ -39,7 +39,9 @@ pub use config::{
     MemberService, OrderService,
 };
 pub use enums::*;
-pub use error::{ApiError, ConfigError, Error, ValidationError};
-pub use retry::{Backoff, RetryPolicy};
-pub use runtime::{CallOptions, ReplyCode};
+pub use error::{
+    ApiError, ConfigError, DecodeFailure, Error, OTHER_CODE, SHOWN_TEXT_BYTES, ValidationError,
+};
+pub use retry::{Backoff, MAX_RETRY_AFTER, RetryPolicy};
+pub use runtime::{CallOptions, MAX_OPAQUE_VALUES, ReplyCode};
 pub use transport::TransportKind;

@@ -8,7 +8,7 @@ use std::{
     pin::Pin,
     sync::{
         Arc, PoisonError,
-        atomic::{AtomicU16, AtomicU32, Ordering},
+        atomic::{AtomicU16, AtomicU32, AtomicUsize, Ordering},
     },
     time::{Duration, Instant},
 };
@@ -32,7 +32,7 @@ pub type CallFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Sen
 pub use crate::operations::Operation;
 
 /// The business result code: integer `0` on success, a string code on error.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(untagged)]
 pub enum ReplyCode {
     /// An integer code; `0` is success.
@@ -61,6 +61,35 @@ impl ReplyCode {
             Self::Int(n) => Some(ErrorCode::from(n.to_string())),
             Self::String(s) => Some(ErrorCode::from(s.as_str())),
         }
+    }
+}
+
+/// Read without buffering: serde's untagged enums copy the whole value first, so a
+/// hostile `code` (a huge array) would cost many times its bytes.
+impl<'de> serde::Deserialize<'de> for ReplyCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Code;
+        impl serde::de::Visitor<'_> for Code {
+            type Value = ReplyCode;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an integer or a string code")
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<ReplyCode, E> {
+                Ok(ReplyCode::Int(n))
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<ReplyCode, E> {
+                i64::try_from(n)
+                    .map(ReplyCode::Int)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(n), &self))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<ReplyCode, E> {
+                Ok(ReplyCode::String(s.to_string()))
+            }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<ReplyCode, E> {
+                Ok(ReplyCode::String(s))
+            }
+        }
+        d.deserialize_any(Code)
     }
 }
 
@@ -433,6 +462,181 @@ where
     Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
 }
 
+/// The most JSON values one reply may hold, all its fields together, where the documents
+/// do not show the shape (`assetLimits`, `boundUserInfo`, a `data` documented as always
+/// null, …). Those fields are read as [`serde_json::Value`], which takes 32 bytes or more
+/// per value however short its JSON (`1,` is two bytes): without a bound, a reply within
+/// [`crate::DEFAULT_MAX_REPLY_BYTES`] could take many times its size in memory. Past the
+/// bound the call fails with [`crate::Error::Decode`] naming the field. At most about
+/// 64 MiB of values (a `Value` and its share of the arrays and maps holding it).
+pub const MAX_OPAQUE_VALUES: usize = 1 << 20;
+
+/// Reads a field whose shape the documents do not show, counting its values against the
+/// reply's [`MAX_OPAQUE_VALUES`] (against the field's own, outside a call). The generated
+/// types read every such field through it (`codegen::wire::opaque_fields`).
+#[doc(hidden)]
+pub fn opaque<'de, D, T>(deserializer: D, field: &'static str) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: OpaqueField,
+{
+    let left = ATTEMPT
+        .try_with(|a| a.opaque_left.load(Ordering::Relaxed))
+        .unwrap_or(MAX_OPAQUE_VALUES);
+    let mut budget = Budget { left, field };
+    let value = T::read(deserializer, &mut budget);
+    let _ = ATTEMPT.try_with(|a| a.opaque_left.store(budget.left, Ordering::Relaxed));
+    value
+}
+
+/// The values an opaque field may still hold.
+#[doc(hidden)]
+pub struct Budget {
+    left: usize,
+    field: &'static str,
+}
+
+impl Budget {
+    fn take<E: serde::de::Error>(&mut self) -> Result<(), E> {
+        match self.left.checked_sub(1) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => Err(E::custom(format_args!(
+                "`{}`: more than {MAX_OPAQUE_VALUES} values in the reply's fields whose shape \
+                 the documents do not show (the SDK's bound, `MAX_OPAQUE_VALUES`)",
+                self.field
+            ))),
+        }
+    }
+}
+
+/// The shapes an opaque field takes in the generated types.
+#[doc(hidden)]
+pub trait OpaqueField: Sized {
+    /// Reads the field, counting its values.
+    fn read<'de, D: serde::Deserializer<'de>>(d: D, budget: &mut Budget) -> Result<Self, D::Error>;
+}
+
+impl OpaqueField for serde_json::Value {
+    fn read<'de, D: serde::Deserializer<'de>>(d: D, budget: &mut Budget) -> Result<Self, D::Error> {
+        serde::de::DeserializeSeed::deserialize(Counted(budget), d)
+    }
+}
+
+impl OpaqueField for Option<serde_json::Value> {
+    fn read<'de, D: serde::Deserializer<'de>>(d: D, budget: &mut Budget) -> Result<Self, D::Error> {
+        match serde_json::Value::read(d, budget)? {
+            serde_json::Value::Null => Ok(None),
+            value => Ok(Some(value)),
+        }
+    }
+}
+
+impl OpaqueField for Option<Vec<serde_json::Value>> {
+    fn read<'de, D: serde::Deserializer<'de>>(d: D, budget: &mut Budget) -> Result<Self, D::Error> {
+        struct List<'b>(&'b mut Budget);
+        impl<'de> serde::de::Visitor<'de> for List<'_> {
+            type Value = Option<Vec<serde_json::Value>>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array or null")
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_none<E>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> Result<Self::Value, D::Error> {
+                d.deserialize_seq(self)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element_seed(Counted(&mut *self.0))? {
+                    items.push(item);
+                }
+                Ok(Some(items))
+            }
+        }
+        d.deserialize_option(List(budget))
+    }
+}
+
+/// An absent or `null` list is empty, as for the other optional lists.
+impl OpaqueField for Vec<serde_json::Value> {
+    fn read<'de, D: serde::Deserializer<'de>>(d: D, budget: &mut Budget) -> Result<Self, D::Error> {
+        Ok(Option::<Vec<serde_json::Value>>::read(d, budget)?.unwrap_or_default())
+    }
+}
+
+/// One JSON value, each value in it (map keys included) counted against the budget.
+struct Counted<'b>(&'b mut Budget);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Counted<'_> {
+    type Value = serde_json::Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        self.0.take::<D::Error>()?;
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Counted<'_> {
+    type Value = serde_json::Value;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Self::Value, E> {
+        Ok(b.into())
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
+        Ok(n.into())
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
+        Ok(n.into())
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<Self::Value, E> {
+        Ok(n.into())
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(s.into())
+    }
+    fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
+        Ok(s.into())
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(Counted(&mut *self.0))? {
+            items.push(item);
+        }
+        Ok(items.into())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            self.0.take::<A::Error>()?;
+            let value = map.next_value_seed(Counted(&mut *self.0))?;
+            object.insert(key, value);
+        }
+        Ok(object.into())
+    }
+}
+
 /// 192 bits from the operating system's CSPRNG, URL-safe base64: 32 characters.
 pub fn nonce() -> String {
     let mut bytes = [0u8; 24];
@@ -500,6 +704,8 @@ struct Attempt {
     redirected: std::sync::Mutex<Option<String>>,
     /// The tokens the pre hook sent.
     sent: std::sync::Mutex<Sent>,
+    /// How many more values the reply's opaque fields may hold ([`MAX_OPAQUE_VALUES`]).
+    opaque_left: AtomicUsize,
 }
 
 /// The tokens an attempt sent: the application or client token, and the user token.
@@ -639,7 +845,7 @@ where
         let mut reauthenticated = false;
         loop {
             let attempt = attempts_made.fetch_add(1, Ordering::Relaxed) + 1;
-            let (result, verdict, status, sent) =
+            let (result, verdict, retry_after, status, sent) =
                 one_attempt::<B, R, F, Fut>(op, &builder, &send, timeout_override, timeout).await;
             // A refused token (an expired one, most often) means the request was not
             // applied: if its provider has another, the call is repeated at once with it,
@@ -654,7 +860,13 @@ where
                 continue;
             }
             let counted = attempt - u32::from(reauthenticated);
-            let mut delay = retry.delay(verdict, op.idempotent, counted, started.elapsed());
+            let mut delay = retry.delay(
+                verdict,
+                op.idempotent,
+                counted,
+                started.elapsed(),
+                retry_after,
+            );
             // A wait that would end past the deadline is not started: the last error says
             // more than "deadline exceeded".
             if let (Some(d), Some(deadline)) = (delay, deadline)
@@ -694,15 +906,15 @@ where
     }
 }
 
-/// Sends one attempt with its own [`Attempt`] state: its result, what it allows, the HTTP
-/// status it got (0 if none) and the tokens it sent.
+/// Sends one attempt with its own [`Attempt`] state: its result, what it allows, the wait
+/// the server asked for, the HTTP status it got (0 if none) and the tokens it sent.
 async fn one_attempt<B, R, F, Fut>(
     op: &'static Operation,
     builder: &B,
     send: &F,
     timeout_override: Option<Duration>,
     timeout: Option<Duration>,
-) -> (Result<R::Data, Error>, Verdict, u16, Sent)
+) -> (Result<R::Data, Error>, Verdict, Option<Duration>, u16, Sent)
 where
     B: Clone,
     R: Envelope,
@@ -714,6 +926,7 @@ where
         status: AtomicU16::new(0),
         redirected: std::sync::Mutex::new(None),
         sent: std::sync::Mutex::default(),
+        opaque_left: AtomicUsize::new(MAX_OPAQUE_VALUES),
     };
     let (raw, status, redirected, sent) = ATTEMPT
         .scope(state, async {
@@ -730,7 +943,7 @@ where
             })
         })
         .await;
-    let (result, verdict) = match redirected {
+    let (result, verdict, retry_after) = match redirected {
         Some(location) => (
             Err(Error::Redirect {
                 operation: op.id,
@@ -738,10 +951,11 @@ where
                 location: Some(location),
             }),
             Verdict::Final,
+            None,
         ),
         None => settle::<R>(op, raw, status, timeout).await,
     };
-    (result, verdict, status, sent)
+    (result, verdict, retry_after, status, sent)
 }
 
 fn outcome<T>(result: &Result<T, Error>) -> String {
@@ -798,30 +1012,37 @@ fn attempt_event<T>(
     }
 }
 
-/// The result of one attempt, and whether repeating it is allowed.
+/// The result of one attempt, whether repeating it is allowed, and after how long the
+/// server asked for it to be repeated (`Retry-After`).
 async fn settle<R: Envelope>(
     op: &'static Operation,
     raw: Raw<R>,
     status: u16,
     attempt_timeout: Option<Duration>,
-) -> (Result<R::Data, Error>, Verdict) {
+) -> (Result<R::Data, Error>, Verdict, Option<Duration>) {
     match raw {
-        Ok(reply) => envelope::<R>(op.id, reply),
+        Ok(reply) => {
+            let (result, verdict) = envelope::<R>(op.id, reply);
+            (result, verdict, None)
+        }
         Err(failure) => {
-            let (error, verdict) = failed(op.id, failure, status, attempt_timeout).await;
-            (Err(error), verdict)
+            let (error, verdict, retry_after) =
+                failed(op.id, failure, status, attempt_timeout).await;
+            (Err(error), verdict, retry_after)
         }
     }
 }
 
-/// An attempt that produced no envelope: what happened, and whether a repeat may help.
+/// An attempt that produced no envelope: what happened, whether a repeat may help, and the
+/// wait the server asked for.
 async fn failed(
     operation: &'static str,
     failure: progenitor_client::Error<()>,
     status: u16,
     attempt_timeout: Option<Duration>,
-) -> (Error, Verdict) {
+) -> (Error, Verdict, Option<Duration>) {
     use progenitor_client::Error as P;
+    let mut retry_after = None;
     let error = match failure {
         P::InvalidRequest(message) => {
             Error::Validation(ValidationError::from_builder_message(&message))
@@ -830,13 +1051,20 @@ async fn failed(
         P::CommunicationError(source)
         | P::InvalidUpgrade(source)
         | P::ResponseBodyError(source) => {
-            return crate::transport::classify(operation, source, attempt_timeout);
+            let (error, verdict) = crate::transport::classify(operation, source, attempt_timeout);
+            return (error, verdict, None);
         }
-        P::InvalidResponsePayload(body, e) => Error::Decode {
-            operation,
-            status,
-            reason: e.to_string(),
-            excerpt: excerpt(&body),
+        P::InvalidResponsePayload(body, e) => match business_code(operation, status, &body, &e) {
+            Some(error) => {
+                let verdict = code_verdict(&error.code);
+                return (Error::Api(error), verdict, None);
+            }
+            None => Error::Decode {
+                operation,
+                status,
+                reason: e.to_string(),
+                excerpt: excerpt(&body),
+            },
         },
         P::UnexpectedResponse(response) if response.status().is_redirection() => Error::Redirect {
             operation,
@@ -846,12 +1074,24 @@ async fn failed(
                 .get(reqwest::header::LOCATION)
                 .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned()),
         },
-        P::UnexpectedResponse(response) => Error::UnexpectedStatus {
-            operation,
-            status: response.status().as_u16(),
-            // Only what the message shows is read: a huge error page costs nothing.
-            excerpt: crate::transport::read_excerpt(response, EXCERPT_BYTES).await,
-        },
+        P::UnexpectedResponse(response) => {
+            let status = response.status().as_u16();
+            // The header counts only on a status the server may ask to have repeated.
+            if crate::retry::honours_retry_after(status) {
+                retry_after = response
+                    .headers()
+                    .get(reqwest::header::RETRY_AFTER)
+                    .and_then(|v| {
+                        crate::retry::retry_after(v.as_bytes(), std::time::SystemTime::now())
+                    });
+            }
+            Error::UnexpectedStatus {
+                operation,
+                status,
+                // Only what the message shows is read: a huge error page costs nothing.
+                excerpt: crate::transport::read_excerpt(response, EXCERPT_BYTES).await,
+            }
+        }
         P::ErrorResponse(response) => Error::UnexpectedStatus {
             operation,
             status: response.status().as_u16(),
@@ -859,15 +1099,110 @@ async fn failed(
         },
     };
     let verdict = match &error {
-        // A server error or a gateway in front of the platform: the request may or may not
-        // have been applied, so only operations that cannot apply twice are repeated.
-        Error::UnexpectedStatus {
-            status: 500 | 502 | 503 | 504,
-            ..
-        } => Verdict::MaybeApplied,
+        Error::UnexpectedStatus { status, .. } => crate::retry::status_verdict(*status),
         _ => Verdict::Final,
     };
-    (error, verdict)
+    (error, verdict, retry_after)
+}
+
+/// The business error of a reply whose envelope did not decode, when its `code` can be
+/// read and is an error: the code is what the caller acts on, so it is not lost to a
+/// `data` of the wrong shape or a missing `message`. Reads the body again, skipping
+/// everything but `code`, `message` and `cause`.
+fn business_code(
+    operation: &'static str,
+    status: u16,
+    body: &[u8],
+    failure: &serde_json::Error,
+) -> Option<ApiError> {
+    #[derive(serde::Deserialize)]
+    struct Lenient {
+        code: ReplyCode,
+        #[serde(default, deserialize_with = "lenient_text")]
+        message: Option<String>,
+        #[serde(default, deserialize_with = "lenient_text")]
+        cause: Option<String>,
+    }
+    let lenient: Lenient = serde_json::from_slice(body).ok()?;
+    let code = lenient.code.error_code()?;
+    Some(ApiError {
+        operation,
+        code,
+        message: lenient.message.unwrap_or_default(),
+        cause: lenient.cause,
+        http_status: status,
+        decode_failure: Some(Box::new(crate::error::DecodeFailure {
+            reason: failure.to_string(),
+            excerpt: excerpt(body),
+        })),
+    })
+}
+
+/// A string as it is; a number or boolean as its JSON text; anything else (null, an array,
+/// an object) as absent, skipped without being kept.
+fn lenient_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    struct Text;
+    impl<'de> serde::de::Visitor<'de> for Text {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+            Ok(Some(s.to_string()))
+        }
+        fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
+            Ok(Some(s))
+        }
+        fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
+            Ok(Some(n.to_string()))
+        }
+        fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
+            Ok(Some(n.to_string()))
+        }
+        fn visit_f64<E>(self, n: f64) -> Result<Self::Value, E> {
+            Ok(Some(n.to_string()))
+        }
+        fn visit_bool<E>(self, b: bool) -> Result<Self::Value, E> {
+            Ok(Some(b.to_string()))
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            while map
+                .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                .is_some()
+            {}
+            Ok(None)
+        }
+    }
+    d.deserialize_any(Text)
+}
+
+/// What a business code allows: the documents say code 500 means "network exception,
+/// retry".
+fn code_verdict(code: &ErrorCode) -> Verdict {
+    if *code == ErrorCode::NetworkException {
+        Verdict::RetryRequested
+    } else {
+        Verdict::Final
+    }
 }
 
 /// A decoded envelope: its `data`, or the business error it reports.
@@ -896,18 +1231,14 @@ fn envelope<R: Envelope>(
             ),
         };
     };
-    // The documents say code 500 means "network exception, retry".
-    let verdict = if code == ErrorCode::NetworkException {
-        Verdict::RetryRequested
-    } else {
-        Verdict::Final
-    };
+    let verdict = code_verdict(&code);
     let error = ApiError {
         operation,
         code,
         message,
         cause,
         http_status,
+        decode_failure: None,
     };
     match data {
         Some(data) if R::PARTIAL_CODE == Some(error.code.as_str()) => {

@@ -26,6 +26,9 @@ pub enum TransportKind {
     Reset,
     /// The proxy refused or failed the tunnel.
     Proxy,
+    /// The reply's status line and headers passed the HTTP client's limits (too long or
+    /// too many); never retried, a repeat would get the same reply.
+    HeadersTooLarge,
     /// Anything else (the source says what).
     Other,
 }
@@ -40,6 +43,7 @@ impl TransportKind {
             Self::ReadTimeout(_) => "read_timeout",
             Self::Reset => "connection_reset",
             Self::Proxy => "proxy",
+            Self::HeadersTooLarge => "headers_too_large",
             Self::Other => "transport",
         }
     }
@@ -55,6 +59,9 @@ impl fmt::Display for TransportKind {
             Self::ReadTimeout(None) => f.write_str("read timeout"),
             Self::Reset => f.write_str("connection reset or closed before the reply was complete"),
             Self::Proxy => f.write_str("proxy failure"),
+            Self::HeadersTooLarge => {
+                f.write_str("the reply's headers are larger than the HTTP client accepts")
+            }
             Self::Other => f.write_str("transport failure"),
         }
     }
@@ -86,12 +93,32 @@ impl fmt::Display for TooLarge {
 
 impl StdError for TooLarge {}
 
+/// The URL an error may show: scheme, host, port and path. The query goes (`appKey` and
+/// `g_nonce` travel there), and so do user info and fragment.
+pub(crate) fn redact_url(url: &mut reqwest::Url) {
+    url.set_query(None);
+    url.set_fragment(None);
+    // Only fails for URLs that cannot have user info, which then have none.
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+}
+
+/// reqwest's error with its URL redacted ([`redact_url`]): its `Display` and `Debug` show
+/// the URL, and nothing in the rest of its chain does.
+pub(crate) fn redact(mut error: reqwest::Error) -> reqwest::Error {
+    if let Some(url) = error.url_mut() {
+        redact_url(url);
+    }
+    error
+}
+
 /// Turns a reqwest failure of one attempt into the SDK's error and what it allows.
 pub(crate) fn classify(
     operation: &'static str,
     source: reqwest::Error,
     attempt_timeout: Option<Duration>,
 ) -> (Error, Verdict) {
+    let source = redact(source);
     if let Some(limit) = chain(&source).find_map(|e| e.downcast_ref::<TooLarge>().map(|t| t.limit))
     {
         return (Error::ReplyTooLarge { operation, limit }, Verdict::Final);
@@ -119,6 +146,8 @@ pub(crate) fn classify(
         TransportKind::ConnectRefused
     } else if connect && chain(&source).any(|e| e.to_string().contains("proxy")) {
         TransportKind::Proxy
+    } else if chain(&source).any(|e| e.to_string().contains("message head is too large")) {
+        TransportKind::HeadersTooLarge
     } else if matches!(
         io_kind(&source),
         Some(
@@ -136,6 +165,8 @@ pub(crate) fn classify(
     // A connect failure never reached the server; anything later may have.
     let (sent, verdict) = if connect {
         (false, Verdict::NotSent)
+    } else if kind == TransportKind::HeadersTooLarge {
+        (true, Verdict::Final)
     } else {
         (true, Verdict::MaybeApplied)
     };
@@ -268,8 +299,21 @@ pub(crate) fn limit_body(response: reqwest::Response, limit: u64) -> reqwest::Re
         return response;
     }
     let declared = declared.filter(|_| documented);
+    // reqwest's conversion back takes the URL from an extension the conversion to
+    // `http::Response` leaves out; without it, the body's errors would name
+    // `no.url.provided.local` instead of the request's URL.
+    let url = {
+        use reqwest::ResponseBuilderExt as _;
+        let marker = http::Response::builder()
+            .url(response.url().clone())
+            .body(());
+        marker
+            .map(|m| m.into_parts().0.extensions)
+            .unwrap_or_default()
+    };
     let response: http::Response<reqwest::Body> = response.into();
-    let (parts, body) = response.into_parts();
+    let (mut parts, body) = response.into_parts();
+    parts.extensions.extend(url);
     let body = if declared.is_some_and(|n| n > limit) {
         reqwest::Body::wrap_stream(futures_util::stream::once(async move {
             Err::<bytes::Bytes, _>(TooLarge { limit })

@@ -238,6 +238,7 @@ fn client(
 
     let types = types_module(&mut file)?;
     tagged::apply(types, &tagged)?;
+    wire::opaque_fields(types)?;
     wire::null_lists(types);
     let newtypes = setters::string_newtypes(types);
     let builder = file

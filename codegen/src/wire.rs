@@ -69,13 +69,129 @@ pub fn reply_lists(spec: &mut OpenAPI, ops: &[Op]) -> Result<usize, String> {
     Ok(changed)
 }
 
+/// The shapes a field whose schema the documents leave open (`{}`, `items: {}`) takes in
+/// typify's output, by the field type's tokens.
+const OPAQUE_SHAPES: [&str; 4] = [
+    ":: serde_json :: Value",
+    ":: std :: option :: Option < :: serde_json :: Value >",
+    ":: std :: vec :: Vec < :: serde_json :: Value >",
+    ":: std :: option :: Option < :: std :: vec :: Vec < :: serde_json :: Value > >",
+];
+
+/// Makes every field of the generated types whose shape the documents do not show read
+/// through `crate::runtime::opaque`, which counts its JSON values against a bound per reply
+/// (a `serde_json::Value` costs 32 bytes or more however short its JSON). Each field gets
+/// a small function naming its wire name, added to `types`. A `serde_json::Value` in any
+/// other shape fails, naming the type and the field: it would escape the bound.
+pub fn opaque_fields(types: &mut Vec<syn::Item>) -> Result<usize, String> {
+    let mut readers = Vec::new();
+    for item in types.iter_mut() {
+        let syn::Item::Struct(s) = item else { continue };
+        let derives_deserialize = s.attrs.iter().any(|a| {
+            a.path().is_ident("derive")
+                && a.meta
+                    .require_list()
+                    .is_ok_and(|l| l.tokens.to_string().contains("Deserialize"))
+        });
+        for field in s.fields.iter_mut() {
+            let ty = field.ty.clone();
+            let tokens = quote::quote!(#ty).to_string();
+            if !tokens.contains("serde_json :: Value") {
+                continue;
+            }
+            let name = field
+                .ident
+                .as_ref()
+                .map_or_else(|| "0".to_string(), ToString::to_string);
+            if !OPAQUE_SHAPES.contains(&tokens.as_str()) {
+                return Err(format!(
+                    "{}.{name}: a field of unknown shape `{tokens}` holds `serde_json::Value`",
+                    s.ident
+                ));
+            }
+            if !derives_deserialize {
+                continue;
+            }
+            let mut wire = name.clone();
+            let mut had_reader = false;
+            let mut has_default = false;
+            for attr in field
+                .attrs
+                .iter_mut()
+                .filter(|a| a.path().is_ident("serde"))
+            {
+                let metas = attr
+                    .parse_args_with(
+                        syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+                    )
+                    .map_err(|e| format!("{}.{name}: serde attribute: {e}", s.ident))?;
+                let mut kept = syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::new();
+                for meta in metas {
+                    if meta.path().is_ident("deserialize_with") {
+                        had_reader = true;
+                        continue;
+                    }
+                    if meta.path().is_ident("default") {
+                        has_default = true;
+                    }
+                    if let syn::Meta::NameValue(nv) = &meta
+                        && nv.path.is_ident("rename")
+                        && let syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Str(lit),
+                            ..
+                        }) = &nv.value
+                    {
+                        wire = lit.value();
+                    }
+                    kept.push(meta);
+                }
+                *attr = syn::parse_quote!(#[serde(#kept)]);
+            }
+            field.attrs.retain(|a| {
+                !(a.path().is_ident("serde")
+                    && a.meta.require_list().is_ok_and(|l| l.tokens.is_empty()))
+            });
+            let reader = quote::format_ident!("opaque_{}_{name}", s.ident);
+            let path = reader.to_string();
+            field
+                .attrs
+                .push(syn::parse_quote!(#[serde(deserialize_with = #path)]));
+            // Without a reader of its own an optional field is `None` when absent; a
+            // nullable one that must be present (it had a reader) stays required.
+            if !had_reader && !has_default && tokens.starts_with(":: std :: option") {
+                field.attrs.push(syn::parse_quote!(#[serde(default)]));
+            }
+            readers.push(syn::parse_quote! {
+                #[allow(non_snake_case)]
+                fn #reader<'de, D: ::serde::Deserializer<'de>>(
+                    deserializer: D,
+                ) -> ::std::result::Result<#ty, D::Error> {
+                    crate::runtime::opaque(deserializer, #wire)
+                }
+            });
+        }
+    }
+    let changed = readers.len();
+    types.extend(readers);
+    Ok(changed)
+}
+
 /// Lets every optional list of the generated types read JSON `null` as empty; returns how
-/// many fields it changed.
+/// many fields it changed. Fields with a reader of their own ([`opaque_fields`]) keep it.
 pub fn null_lists(types: &mut [syn::Item]) -> usize {
     let mut changed = 0;
     for item in types {
         let syn::Item::Struct(s) = item else { continue };
         for field in s.fields.iter_mut() {
+            let own_reader = field.attrs.iter().any(|a| {
+                a.path().is_ident("serde")
+                    && a.meta
+                        .require_list()
+                        .is_ok_and(|l| l.tokens.to_string().contains("deserialize_with"))
+            });
+            if own_reader {
+                continue;
+            }
             let defaulted_vec = field.attrs.iter().any(|a| {
                 a.path().is_ident("serde")
                     && a.meta.require_list().is_ok_and(|l| {
@@ -119,6 +235,49 @@ components:
         .unwrap();
         assert_eq!(optional_defaults(&mut spec), ["P.strict"]);
         assert_eq!(optional_defaults(&mut spec), Vec::<String>::new());
+    }
+
+    #[test]
+    fn opaque_fields_read_through_the_bound() {
+        let mut items: Vec<syn::Item> = vec![syn::parse_quote! {
+            #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+            pub struct A {
+                #[serde(rename = "assetLimits", deserialize_with = "::std::option::Option::deserialize")]
+                pub asset_limits: ::std::option::Option<::std::vec::Vec<::serde_json::Value>>,
+                #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+                pub list: ::std::vec::Vec<::serde_json::Value>,
+                #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+                pub data: ::std::option::Option<::serde_json::Value>,
+                pub plain: ::std::string::String,
+            }
+        }];
+        assert_eq!(opaque_fields(&mut items), Ok(3));
+        assert_eq!(
+            null_lists(&mut items),
+            0,
+            "the opaque list keeps its own reader"
+        );
+        let code = quote::quote!(#(#items)*).to_string();
+        assert_eq!(
+            code.matches("crate :: runtime :: opaque").count(),
+            3,
+            "{code}"
+        );
+        assert!(
+            code.contains("crate :: runtime :: opaque (deserializer , \"assetLimits\")"),
+            "{code}"
+        );
+        assert!(!code.contains("Option :: deserialize"), "replaced: {code}");
+        // `data` was optional by serde's rule for `Option`; with a reader it needs `default`.
+        assert_eq!(code.matches("serde (default)").count(), 1, "{code}");
+
+        let mut items: Vec<syn::Item> = vec![syn::parse_quote! {
+            pub struct B {
+                pub map: ::std::collections::HashMap<String, ::serde_json::Value>,
+            }
+        }];
+        let e = opaque_fields(&mut items).unwrap_err();
+        assert!(e.starts_with("B.map: a field of unknown shape"), "{e}");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 mod common;
 
 mod errors;
+mod hostile;
 mod paging;
 #[path = "../support/pki.rs"]
 mod pki;

@@ -9,6 +9,7 @@
 //! | batch, simulator side | a bare handler parsing the same body into the same types | `benches/batch.rs` against `licensing-sim` and `batch --bare-server` |
 //! | batch, round trip | bare `serde_json` serialize + parse of the same request | `benches/batch.rs` against `licensing-sim` |
 //! | paging | the same stream at a tenth of the size | `benches/paging.rs` against `licensing-sim` |
+//! | a hostile reply's peak heap | the reply's size (target ≤ 3×) | `benches/reply.rs` against a server thread of its own |
 //! | build cost | targets (≤ 1 s generation, ≤ 10 s rebuild) | `build.rs`'s own timing; with `--build-cost`, debug `cargo build`s timed |
 //!
 //! Every binary is found where cargo put it (its JSON build messages; `cargo metadata`'s
@@ -47,7 +48,7 @@ const QUERY_PARAMS: &str =
 /// The query string of the write load (`allocateShellNums`).
 const SHELLNUMS_PARAMS: &str = "g_nonce={nonce}";
 /// The benchmark binaries (`benches/*.rs`).
-const BENCHES: [&str; 3] = ["overhead", "batch", "paging"];
+const BENCHES: [&str; 4] = ["overhead", "batch", "paging", "reply"];
 /// Employees the paging benchmark adds to one enterprise, at most.
 const PAGING_MEMBERS: &str = "100000";
 
@@ -100,6 +101,10 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
     drop(sim);
     report.paging(&paging);
 
+    step("5. a hostile reply's peak heap");
+    let reply = bench_json(&bins, "reply", options.smoke, &[])?;
+    report.reply(&reply);
+
     if options.smoke {
         eprintln!(
             "\nsmoke run passed in {:.0} s: every benchmark path ran once (no file written)",
@@ -109,7 +114,7 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
     }
     chart(root, &batch)?;
 
-    step("5. build cost");
+    step("6. build cost");
     build_cost(root, &bins.target_dir, options, &mut report)?;
 
     let text = report.render(started.elapsed());
@@ -1140,6 +1145,36 @@ impl Report {
                 refused(r).unwrap_or_default()
             ));
         }
+    }
+
+    fn reply(&mut self, r: &Value) {
+        let what = format!(
+            "listVirtualAssets reply of {} ({} values in `assetLimits`), peak client heap",
+            kib(f(&r["reply_bytes"])),
+            thousands(f(&r["values"]))
+        );
+        let ratio = f(&r["ratio"]);
+        let target = self.target(&what, "≤ 3× reply", ratio <= 3.0);
+        self.row(
+            what,
+            format!("{} reply", kib(f(&r["reply_bytes"]))),
+            format!(
+                "{} ({})",
+                kib(f(&r["peak_bytes"])),
+                r["outcome"].as_str().unwrap_or_default()
+            ),
+            format!("{ratio:.2}× reply"),
+            target,
+            "cargo xtask bench",
+        );
+        self.notes.push(
+            "Hostile reply: `listVirtualAssets` answered by a thread of the benchmark's process with a body made before \
+             the measurement (the spec's example asset, its `assetLimits` holding 30 million `1`s: 60 MB, under the \
+             default 64 MiB bound); peak heap is the client's growth during the call, counted by a global allocator. \
+             The SDK reads fields whose shape the documents do not show against a bound of `MAX_OPAQUE_VALUES` values \
+             per reply, so this reply ends with a decode error naming the field."
+                .into(),
+        );
     }
 
     fn paging(&mut self, p: &Value) {

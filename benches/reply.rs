@@ -1,0 +1,122 @@
+//! A hostile reply: `listVirtualAssets` answering 60 MB (under the default 64 MiB bound on
+//! the wire) whose `assetLimits`, a field whose shape the documents do not show, holds 30
+//! million small numbers. Reported: the client's peak heap during the call over the
+//! reply's size (target ≤ 3×). The server is a thread of this process writing a body made
+//! before the measurement starts, so only the client's growth counts. Prints one JSON
+//! object. Without `--bench` (under `cargo test`) the reply is 4 MB and only the bound
+//! (three times the reply plus what `MAX_OPAQUE_VALUES` allows) is checked.
+
+mod common;
+
+use std::{
+    io::{Read as _, Write as _},
+    net::TcpListener,
+    sync::Arc,
+};
+
+use common::{Counting, Heap, Mode};
+use serde_json::json;
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// `1,` per value: 60 MB at full size, 4 MB in the smoke run.
+const VALUES: usize = 30_000_000;
+const SMOKE_VALUES: usize = 2_000_000;
+
+fn reply(values: usize) -> Vec<u8> {
+    let spec: serde_json::Value = serde_norway::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/spec/order.yaml")).unwrap(),
+    )
+    .unwrap();
+    let mut asset = spec["components"]["schemas"]["VirtualAsset"]["example"].clone();
+    asset["assetLimits"] = json!("LIMITS");
+    let text = json!({"code": 0, "message": "success", "data": [asset]}).to_string();
+    let (before, after) = text.split_once("\"LIMITS\"").unwrap();
+    let mut body = Vec::with_capacity(text.len() + 2 * values);
+    body.extend_from_slice(before.as_bytes());
+    body.push(b'[');
+    for i in 0..values {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.push(b'1');
+    }
+    body.push(b']');
+    body.extend_from_slice(after.as_bytes());
+    body
+}
+
+fn serve(body: Arc<Vec<u8>>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let body = body.clone();
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    match stream.read(&mut byte) {
+                        Ok(1) => head.push(byte[0]),
+                        _ => return,
+                    }
+                }
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(&body);
+            });
+        }
+    });
+    url
+}
+
+fn main() {
+    let mode = Mode::from_args();
+    let values = match mode {
+        Mode::Bench => VALUES,
+        Mode::Smoke => SMOKE_VALUES,
+    };
+    let body = Arc::new(reply(values));
+    let bytes = body.len();
+    let url = serve(body);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (outcome, peak) = rt.block_on(async {
+        let client = licensing_sdk::order::Client::builder(&url)
+            .application_token("app-token")
+            .retry(licensing_sdk::RetryPolicy::Never)
+            .build()
+            .unwrap();
+        let heap = Heap::start();
+        let result = client
+            .list_virtual_assets()
+            .enterprise_global_id("EG-7f3a")
+            .await;
+        let peak = heap.peak();
+        let outcome = match result {
+            Ok(assets) => format!("decoded {} asset(s)", assets.len()),
+            Err(e) => e.kind_name(),
+        };
+        (outcome, peak)
+    });
+    let ratio = peak as f64 / bytes as f64;
+    // The bound's values are a fixed allowance beside the reply's three times: at full
+    // size (not at the smoke run's) they fit within the three times too, which the report
+    // checks.
+    let allowance = licensing_sdk::MAX_OPAQUE_VALUES * 64 + 4 * 1024 * 1024;
+    assert!(
+        peak <= 3 * bytes + allowance,
+        "peak heap {peak} bytes for {bytes} ({ratio:.2}x)"
+    );
+    println!(
+        "{}",
+        json!({"values": values, "reply_bytes": bytes, "peak_bytes": peak, "ratio": ratio, "outcome": outcome})
+    );
+}

@@ -1,0 +1,140 @@
+//! Memory bounded by the reply's size, whatever the JSON: a `listVirtualAssets` reply whose
+//! `assetLimits` (a field whose shape the documents do not show) holds millions of small
+//! numbers, served over loopback, measured by a counting allocator. Its own binary: the
+//! allocator counts the whole process, so nothing else may run beside it.
+
+#[path = "../benches/common/mod.rs"]
+mod common;
+
+use std::{
+    io::{Read as _, Write as _},
+    net::TcpListener,
+    sync::Arc,
+};
+
+use common::{Counting, Heap};
+use licensing_sdk::{Error, MAX_OPAQUE_VALUES, RetryPolicy, order};
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// What a call may hold besides three times the reply: the values
+/// [`MAX_OPAQUE_VALUES`] allows (a `serde_json::Value` and its slot in a growing array, 64
+/// bytes at most) and the client's fixed costs.
+const ALLOWANCE: usize = MAX_OPAQUE_VALUES * 64 + 4 * 1024 * 1024;
+
+/// A `listVirtualAssets` success reply: the spec's example asset, its `assetLimits` holding
+/// `numbers` ones.
+fn reply(numbers: usize) -> Vec<u8> {
+    let spec: serde_json::Value = serde_norway::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/spec/order.yaml")).unwrap(),
+    )
+    .unwrap();
+    let mut asset = spec["components"]["schemas"]["VirtualAsset"]["example"].clone();
+    asset["assetLimits"] = serde_json::json!("LIMITS");
+    let envelope = serde_json::json!({"code": 0, "message": "success", "data": [asset]});
+    let text = serde_json::to_string(&envelope).unwrap();
+    let (before, after) = text.split_once("\"LIMITS\"").unwrap();
+    let mut body = Vec::with_capacity(text.len() + 2 * numbers);
+    body.extend_from_slice(before.as_bytes());
+    body.push(b'[');
+    for i in 0..numbers {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.push(b'1');
+    }
+    body.push(b']');
+    body.extend_from_slice(after.as_bytes());
+    body
+}
+
+/// Serves `body` to every request, with its length declared.
+fn serve(body: Arc<Vec<u8>>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let body = body.clone();
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    match stream.read(&mut byte) {
+                        Ok(1) => head.push(byte[0]),
+                        _ => return,
+                    }
+                }
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(&body);
+            });
+        }
+    });
+    url
+}
+
+/// One call's result and the client's peak heap growth during it.
+async fn call(url: &str) -> (Result<Vec<order::types::VirtualAsset>, Error>, usize) {
+    let client = order::Client::builder(url)
+        .application_token("app-token")
+        .retry(RetryPolicy::Never)
+        .build()
+        .unwrap();
+    let heap = Heap::start();
+    let result = client
+        .list_virtual_assets()
+        .enterprise_global_id("EG-7f3a")
+        .await;
+    (result, heap.peak())
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn peak_memory_is_bounded_by_the_reply_whatever_its_json() {
+    // 16 MiB of `1,`: 8 million values, 256 MiB and more as `serde_json::Value`s.
+    let body = Arc::new(reply(8 * 1024 * 1024));
+    let bytes = body.len();
+    let url = serve(body);
+    let (result, peak) = call(&url).await;
+    eprintln!(
+        "refused: reply {bytes} bytes, peak heap {peak} bytes ({:.2}x)",
+        peak as f64 / bytes as f64
+    );
+    assert!(
+        peak <= 3 * bytes + ALLOWANCE,
+        "peak heap {peak} bytes for a reply of {bytes} bytes ({:.2}x)",
+        peak as f64 / bytes as f64
+    );
+    match &result {
+        Err(Error::Decode { reason, .. }) => {
+            assert!(reason.contains("`assetLimits`"), "{reason}");
+            assert!(reason.contains("MAX_OPAQUE_VALUES"), "{reason}");
+        }
+        Err(other) => panic!("expected the bound's decode error, got {other}"),
+        // Not printed: millions of values.
+        Ok(assets) => panic!("decoded {} assets past the bound", assets.len()),
+    }
+
+    // Within the bound, the values are all there, and cost what the bound allows.
+    let body = Arc::new(reply(MAX_OPAQUE_VALUES / 2));
+    let bytes = body.len();
+    let url = serve(body);
+    let (result, peak) = call(&url).await;
+    eprintln!(
+        "decoded: reply {bytes} bytes, peak heap {peak} bytes ({:.2}x)",
+        peak as f64 / bytes as f64
+    );
+    let assets = result.expect("within the bound");
+    assert_eq!(
+        assets[0].asset_limits.as_ref().map(Vec::len),
+        Some(MAX_OPAQUE_VALUES / 2)
+    );
+    assert!(
+        peak <= 3 * bytes + ALLOWANCE,
+        "peak heap {peak} bytes for a reply of {bytes} bytes"
+    );
+}
