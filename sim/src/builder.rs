@@ -18,7 +18,7 @@ use crate::{
     DEFAULT_TRIAL_MEMBER_LIMIT, DEFAULT_USER_TOKEN, FaultSettings, Faults, Region, Simulator,
     TlsConfig, admin,
     ops::{Db, Loaded, OpenOptions, Settings},
-    protocol::{self, App, Credentials, Gate, NonceWindow},
+    protocol::{self, App, Credentials, Gate, NonceWindow, admin::AdminAccess},
     sandbox::{self, Sandbox, journal::Journal, rules::Rules},
     server, store,
 };
@@ -27,6 +27,8 @@ use crate::{
 #[derive(Clone, Debug)]
 struct Config {
     credentials: Credentials,
+    admin_token: Option<String>,
+    allowed_hosts: Vec<String>,
     settings: Settings,
     nonce_window: Duration,
     nonce_capacity: usize,
@@ -74,8 +76,9 @@ impl Default for SimulatorBuilder {
                     app_token: DEFAULT_APP_TOKEN.to_string(),
                     client_token: DEFAULT_CLIENT_TOKEN.to_string(),
                     user_token: DEFAULT_USER_TOKEN.to_string(),
-                    admin_token: None,
                 },
+                admin_token: None,
+                allowed_hosts: Vec::new(),
                 settings: Settings {
                     password_length: DEFAULT_PASSWORD_LENGTH,
                     trial_member_limit: DEFAULT_TRIAL_MEMBER_LIMIT,
@@ -163,7 +166,17 @@ impl SimulatorBuilder {
     /// `Authorization: Bearer <token>` (default none: the admin API is open, which suits a
     /// simulator on loopback).
     pub fn admin_token(mut self, token: impl Into<String>) -> Self {
-        self.config.credentials.admin_token = Some(token.into());
+        self.config.admin_token = Some(token.into());
+        self
+    }
+
+    /// Another name the admin API answers to on a loopback address, besides `localhost`,
+    /// `127.0.0.1` and `[::1]` with the listener's port (any port with this name): a
+    /// container's or a proxy's name. Requests to the admin API naming another host are
+    /// refused (`403`), so that a web page that rebinds its own name to this address
+    /// cannot reach it. Repeatable.
+    pub fn allowed_host(mut self, name: impl Into<String>) -> Self {
+        self.config.allowed_hosts.push(name.into());
         self
     }
 
@@ -345,6 +358,8 @@ impl SimulatorBuilder {
     pub async fn start(self) -> io::Result<Simulator> {
         let Config {
             credentials,
+            admin_token,
+            allowed_hosts,
             settings,
             nonce_window,
             nonce_capacity,
@@ -379,10 +394,16 @@ impl SimulatorBuilder {
                 io::Error::new(io::ErrorKind::InvalidData, format!("the seed: {e}"))
             })?;
         }
-        let admin_token = credentials.admin_token.clone();
+        let admin = AdminAccess {
+            token: admin_token.clone(),
+            loopback_port: addr.ip().is_loopback().then_some(addr.port()),
+            scheme: if self.tls.is_some() { "https" } else { "http" },
+            allowed_hosts,
+        };
         let gate = Gate {
             db: Arc::clone(&db),
             credentials,
+            admin,
             nonces: Mutex::new(NonceWindow::new(nonce_window, nonce_capacity)),
             hooks: Arc::clone(&sandbox) as Arc<dyn protocol::hooks::Hooks>,
         };

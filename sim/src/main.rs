@@ -151,6 +151,16 @@ struct Args {
     #[arg(long, env = "LICENSING_SIM_ADMIN_OPEN")]
     admin_open: bool,
 
+    /// Another name the admin API answers to on a loopback address (a container's name),
+    /// besides localhost, 127.0.0.1 and [::1]; repeatable, or comma-separated.
+    #[arg(
+        long = "allowed-host",
+        env = "LICENSING_SIM_ALLOWED_HOSTS",
+        value_name = "NAME",
+        value_delimiter = ','
+    )]
+    allowed_hosts: Vec<String>,
+
     /// Requests the journal keeps, newest last (0: no journal).
     #[arg(long, env = "LICENSING_SIM_JOURNAL_CAPACITY", default_value_t = sim::DEFAULT_JOURNAL_CAPACITY)]
     journal_capacity: usize,
@@ -211,6 +221,9 @@ async fn main() -> ExitCode {
     }
     if let Some(token) = &args.admin_token {
         builder = builder.admin_token(token);
+    }
+    for host in &args.allowed_hosts {
+        builder = builder.allowed_host(host);
     }
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         match TlsConfig::from_files(cert, key) {

@@ -11,8 +11,6 @@ pub(crate) struct Credentials {
     pub app_token: String,
     pub client_token: String,
     pub user_token: String,
-    /// Required as `Authorization: Bearer …` on the admin API when set.
-    pub admin_token: Option<String>,
 }
 
 /// Tokens stay out of logs, as the SDK keeps its own.

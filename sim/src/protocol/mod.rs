@@ -3,6 +3,7 @@
 //! operation shares (credentials, `Content-Type`, size, `g_nonce`), the operation, and
 //! its reply in the documented envelope.
 
+pub(crate) mod admin;
 mod auth;
 mod gate;
 pub(crate) mod hooks;
@@ -40,6 +41,7 @@ pub(crate) struct BodyUnread(pub String);
 pub(crate) struct Gate {
     pub db: Arc<Db>,
     pub credentials: Credentials,
+    pub admin: admin::AdminAccess,
     pub nonces: std::sync::Mutex<NonceWindow>,
     pub hooks: Arc<dyn Hooks>,
 }
@@ -112,6 +114,20 @@ impl App {
         }
     }
 
+    /// A request refused from its head alone, before its body is read: an admin request
+    /// that the admin checks refuse ([`admin`]).
+    pub fn refuse(&self, parts: &Parts) -> Option<Response> {
+        let found = self.paths.at(parts.uri.path()).ok()?;
+        let admin = found
+            .value
+            .iter()
+            .any(|(_, target)| matches!(target, Target::Admin(_)));
+        if !admin {
+            return None;
+        }
+        self.gate.admin.refusal(parts)
+    }
+
     /// Answers one request whose body the server has read (or could not).
     pub async fn handle(&self, parts: Parts, body: ReadBody) -> Response {
         let Ok(found) = self.paths.at(parts.uri.path()) else {
@@ -140,7 +156,9 @@ impl App {
         match target {
             Target::Operation(entry) => gate::gate(&self.gate, entry, params, parts, body).await,
             Target::Admin(route) => {
-                if let Some(refused) = self.gate.admin_refusal(&parts) {
+                // Checked before the body was read too ([`App::refuse`]); again here for
+                // a server that does not ask.
+                if let Some(refused) = self.gate.admin.refusal(&parts) {
                     return refused;
                 }
                 let Ok(params) = params else {
@@ -155,25 +173,6 @@ impl App {
             }
         }
     }
-}
-
-impl Gate {
-    /// The admin checks: `Authorization: Bearer <admin token>` when the simulator has one.
-    fn admin_refusal(&self, parts: &Parts) -> Option<Response> {
-        let token = self.credentials.admin_token.as_ref()?;
-        let given = auth::bearer(&parts.headers);
-        if given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
-            return None;
-        }
-        Some(admin_error(
-            StatusCode::UNAUTHORIZED,
-            "the admin API needs `Authorization: Bearer <admin token>`",
-        ))
-    }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// An admin refusal: `{"message": …}` with its status.

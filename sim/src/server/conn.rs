@@ -206,6 +206,12 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for Limited<H> {
         let busy = self.activity.begin(req.version());
         let this = self.clone();
         Box::pin(async move {
+            let (head, incoming) = req.into_parts();
+            // Refused from its head alone: its body is never read.
+            if let Some(refused) = this.app.refuse(&head) {
+                return Ok(refused.map(|body| Sending { body, _busy: busy }));
+            }
+            let req = Request::from_parts(head, incoming);
             let (parts, body, lease) = this.server.read_body(req).await;
             let response = this.app.handle(parts, body).await;
             drop(lease);

@@ -59,11 +59,20 @@ use conn::{Activity, Registered, connection};
 /// be), answered with a response.
 pub(crate) trait Handler: Clone + Send + Sync + 'static {
     fn handle(&self, parts: Parts, body: ReadBody) -> impl Future<Output = Response<Body>> + Send;
+
+    /// A request refused from its head alone, before its body is read.
+    fn refuse(&self, _parts: &Parts) -> Option<Response<Body>> {
+        None
+    }
 }
 
 impl Handler for App {
     fn handle(&self, parts: Parts, body: ReadBody) -> impl Future<Output = Response<Body>> + Send {
         App::handle(self, parts, body)
+    }
+
+    fn refuse(&self, parts: &Parts) -> Option<Response<Body>> {
+        App::refuse(self, parts)
     }
 }
 
