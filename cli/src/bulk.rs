@@ -180,7 +180,7 @@ fn read_orders(path: &Path, csv: bool) -> Result<(Vec<Line>, Vec<Record>), CliEr
         match checked {
             Ok(order) => lines.push(Line { no, order }),
             Err((field, rule)) => invalid.push(Record {
-                field: Some(field),
+                field: Some(field).filter(|f| !f.is_empty()),
                 message: Some(rule),
                 ..Record::new(no, "invalid")
             }),
