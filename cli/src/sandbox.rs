@@ -1,0 +1,440 @@
+//! `licensing sandbox …`: the simulator's admin API (reset, state, seeds, journal,
+//! faults, clock) through its generated client, `licensing_sim::admin`.
+
+use std::time::Duration;
+
+use clap::{Arg, ArgAction, ArgMatches, Command, value_parser};
+use licensing_sim::admin::{self, types as t};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::{
+    config::Context,
+    error::{CliError, exit},
+    input::{read_json, typed},
+    output::{Format, Json, Sink},
+};
+
+/// The `sandbox` command tree.
+pub fn command() -> Command {
+    Command::new("sandbox")
+        .about("The simulator's sandbox: reset, state, seeds, journal, faults, clock")
+        .subcommand_required(true)
+        .subcommand(
+            Command::new("reset")
+                .about("Forgets everything (journal and faults kept), or one enterprise")
+                .arg(
+                    Arg::new("enterprise")
+                        .long("enterprise")
+                        .value_name("ENTERPRISE_GLOBAL_ID")
+                        .help("Remove only this enterprise and what belongs to it"),
+                ),
+        )
+        .subcommand(
+            Command::new("state")
+                .about("Exports or imports the whole state")
+                .subcommand_required(true)
+                .subcommand(Command::new("export").about("Prints the whole state as JSON"))
+                .subcommand(
+                    Command::new("import")
+                        .about("Replaces the whole state with an exported document")
+                        .arg(Arg::new("file").required(true).value_name("FILE|-")),
+                ),
+        )
+        .subcommand(
+            Command::new("seed")
+                .about("Loads a built-in seed (demo) or a seed file")
+                .arg(
+                    Arg::new("name")
+                        .value_name("NAME")
+                        .help("A built-in seed: demo"),
+                )
+                .arg(
+                    Arg::new("file")
+                        .long("file")
+                        .value_name("FILE|-")
+                        .conflicts_with("name")
+                        .help("A seed document (the `Seed` schema)"),
+                ),
+        )
+        .subcommand(
+            Command::new("journal")
+                .about("Shows the requests the services received and what they answered")
+                .arg(
+                    Arg::new("operation")
+                        .long("operation")
+                        .help("Only this operationId"),
+                )
+                .arg(
+                    Arg::new("code")
+                        .long("code")
+                        .help("Only this business code (0: success)"),
+                )
+                .arg(
+                    Arg::new("limit")
+                        .long("limit")
+                        .value_parser(value_parser!(u32).range(1..))
+                        .help("At most this many, the newest"),
+                )
+                .arg(
+                    Arg::new("follow")
+                        .long("follow")
+                        .short('f')
+                        .action(ArgAction::SetTrue)
+                        .help("Keep printing new entries, one JSON line each, until Ctrl-C"),
+                )
+                .arg(
+                    Arg::new("full")
+                        .long("full")
+                        .action(ArgAction::SetTrue)
+                        .help("Include the request and reply bodies in the table"),
+                ),
+        )
+        .subcommand(
+            Command::new("faults")
+                .about("Scripted faults on the services' operations")
+                .subcommand_required(true)
+                .subcommand(
+                    Command::new("add")
+                        .about("Adds a fault rule")
+                        .arg(Arg::new("operation").required(true).help("The operationId"))
+                        .arg(Arg::new("kind").long("kind").required(true).value_parser([
+                            "code",
+                            "status",
+                            "delay",
+                            "slowBody",
+                            "dropConnection",
+                            "truncatedBody",
+                            "malformedBody",
+                        ]))
+                        .arg(
+                            Arg::new("code")
+                                .long("code")
+                                .help("For --kind code: the business code"),
+                        )
+                        .arg(
+                            Arg::new("status")
+                                .long("status")
+                                .value_parser(value_parser!(i64).range(200..=599))
+                                .help("For --kind status"),
+                        )
+                        .arg(
+                            Arg::new("ms")
+                                .long("ms")
+                                .value_parser(value_parser!(i64).range(0..=600_000))
+                                .help("For --kind delay and slowBody"),
+                        )
+                        .arg(
+                            Arg::new("times")
+                                .long("times")
+                                .value_parser(value_parser!(i64).range(1..))
+                                .help("Fire at most this many times"),
+                        )
+                        .arg(
+                            Arg::new("probability")
+                                .long("probability")
+                                .value_parser(value_parser!(f64))
+                                .help("Chance a matching request fires it (0 to 1)"),
+                        )
+                        .arg(
+                            Arg::new("enterprise")
+                                .long("enterprise")
+                                .value_name("ENTERPRISE_GLOBAL_ID")
+                                .help("Only requests about this enterprise"),
+                        )
+                        .arg(
+                            Arg::new("body-field")
+                                .long("body-field")
+                                .value_name("POINTER=JSON")
+                                .help("Only requests whose body has JSON at this JSON Pointer"),
+                        ),
+                )
+                .subcommand(Command::new("list").about("Lists the fault rules"))
+                .subcommand(
+                    Command::new("remove")
+                        .about("Removes a fault rule, or all of them")
+                        .arg(
+                            Arg::new("id")
+                                .value_parser(value_parser!(i64))
+                                .required_unless_present("all"),
+                        )
+                        .arg(Arg::new("all").long("all").action(ArgAction::SetTrue)),
+                ),
+        )
+        .subcommand(
+            Command::new("clock")
+                .about("The simulator's clock")
+                .subcommand_required(true)
+                .subcommand(Command::new("show").about("Shows the clock"))
+                .subcommand(
+                    Command::new("advance")
+                        .about("Moves the clock forward")
+                        .arg(
+                            Arg::new("by")
+                                .required(true)
+                                .value_name("DURATION")
+                                .help("500ms, 30s, 15m, 2h, 7d"),
+                        ),
+                ),
+        )
+}
+
+/// An admin call's failure: the admin API's own error body, or the transport's.
+fn failed<E: Serialize + std::fmt::Debug>(e: progenitor_client::Error<E>) -> CliError {
+    match e {
+        progenitor_client::Error::ErrorResponse(r) => {
+            let status = r.status();
+            let body = serde_json::to_string(&r.into_inner()).unwrap_or_default();
+            CliError::new(exit::API, format!("sandbox: HTTP {status}: {body}"))
+        }
+        progenitor_client::Error::CommunicationError(e) => {
+            CliError::new(exit::TRANSPORT, format!("sandbox: {e}")).caused_by(&e)
+        }
+        progenitor_client::Error::UnexpectedResponse(r) => CliError::new(
+            exit::API,
+            format!(
+                "sandbox: HTTP {}{}",
+                r.status(),
+                if r.status().as_u16() == 401 {
+                    " (set LICENSING_SANDBOX_TOKEN to the simulator's admin token)"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        other => CliError::new(exit::API, format!("sandbox: {other}")),
+    }
+}
+
+/// `500ms`, `30s`, `15m`, `2h`, `7d`.
+fn duration_ms(text: &str) -> Result<i64, CliError> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let unit_ms: f64 = match unit {
+        "ms" => 1.0,
+        "s" | "" => 1_000.0,
+        "m" => 60_000.0,
+        "h" => 3_600_000.0,
+        "d" => 86_400_000.0,
+        _ => {
+            return Err(CliError::usage(format!(
+                "`{text}`: unknown unit (ms, s, m, h, d)"
+            )));
+        }
+    };
+    let value: f64 = number
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+        .ok_or_else(|| CliError::usage(format!("`{text}` is not a duration such as 30s or 2h")))?;
+    Ok((value * unit_ms).round() as i64)
+}
+
+/// Runs a sandbox command.
+pub async fn run(ctx: &Context, m: &ArgMatches, sink: &mut Sink) -> Result<(), CliError> {
+    let admin = ctx.sandbox_client()?;
+    match m.subcommand().expect("clap requires a subcommand") {
+        ("reset", m) => {
+            let mut body = t::ResetRequest::builder();
+            if let Some(eg) = m.get_one::<String>("enterprise") {
+                body = body.enterprise_global_id(Some(eg.clone()));
+            }
+            let reply = admin.reset().body(body).send().await.map_err(failed)?;
+            sink.value(&reply.into_inner())
+        }
+        ("state", m) => match m.subcommand().expect("clap requires a subcommand") {
+            ("export", _) => {
+                let state = admin.export_state().send().await.map_err(failed)?;
+                // The document is for `state import`: always JSON, whatever the format.
+                let format = std::mem::replace(&mut sink.format, Format::Json);
+                let written = sink.value(&state.into_inner());
+                sink.format = format;
+                written
+            }
+            ("import", m) => {
+                let value = read_json(m.get_one::<String>("file").expect("required"))?;
+                let document: t::StateDocument =
+                    typed(value).map_err(|(field, rule)| CliError::invalid(&field, rule))?;
+                let reply = admin
+                    .import_state()
+                    .body(document)
+                    .send()
+                    .await
+                    .map_err(failed)?;
+                sink.value(&reply.into_inner())
+            }
+            _ => unreachable!(),
+        },
+        ("seed", m) => {
+            let reply = match (m.get_one::<String>("name"), m.get_one::<String>("file")) {
+                (_, Some(file)) => {
+                    let value = read_json(file)?;
+                    let seed = admin::parse_seed(&value.to_string())
+                        .map_err(|e| CliError::usage(format!("{file}: {e}")))?;
+                    admin.load_seed().body(seed).send().await.map_err(failed)?
+                }
+                (name, None) => {
+                    let name = name.map_or("demo", String::as_str);
+                    let seed: t::BuiltinSeed = name.parse().map_err(|_| {
+                        CliError::usage(format!("no built-in seed `{name}` (demo)"))
+                    })?;
+                    admin
+                        .load_builtin_seed()
+                        .name(seed)
+                        .send()
+                        .await
+                        .map_err(failed)?
+                }
+            };
+            sink.value(&reply.into_inner())
+        }
+        ("journal", m) => journal(&admin, m, sink).await,
+        ("faults", m) => match m.subcommand().expect("clap requires a subcommand") {
+            ("add", m) => {
+                let mut fault = Map::new();
+                fault.insert("kind".into(), m.get_one::<String>("kind").cloned().into());
+                if let Some(code) = m.get_one::<String>("code") {
+                    fault.insert("code".into(), code.clone().into());
+                }
+                if let Some(status) = m.get_one::<i64>("status") {
+                    fault.insert("status".into(), (*status).into());
+                }
+                if let Some(ms) = m.get_one::<i64>("ms") {
+                    fault.insert("ms".into(), (*ms).into());
+                }
+                let mut rule = Map::new();
+                rule.insert(
+                    "operation".into(),
+                    m.get_one::<String>("operation").cloned().into(),
+                );
+                rule.insert("fault".into(), Value::Object(fault));
+                if let Some(times) = m.get_one::<i64>("times") {
+                    rule.insert("times".into(), (*times).into());
+                }
+                if let Some(p) = m.get_one::<f64>("probability") {
+                    rule.insert("probability".into(), (*p).into());
+                }
+                if let Some(eg) = m.get_one::<String>("enterprise") {
+                    rule.insert("enterpriseGlobalId".into(), eg.clone().into());
+                }
+                if let Some(pair) = m.get_one::<String>("body-field") {
+                    let (pointer, equals) = pair.split_once('=').ok_or_else(|| {
+                        CliError::usage(format!("--body-field {pair}: expected POINTER=JSON"))
+                    })?;
+                    let equals: Value = serde_json::from_str(equals)
+                        .unwrap_or_else(|_| Value::String(equals.to_string()));
+                    rule.insert(
+                        "bodyField".into(),
+                        serde_json::json!({ "pointer": pointer, "equals": equals }),
+                    );
+                }
+                let spec: t::FaultRuleSpec = typed(Value::Object(rule))
+                    .map_err(|(field, rule)| CliError::invalid(&field, rule))?;
+                let reply = admin
+                    .create_fault()
+                    .body(spec)
+                    .send()
+                    .await
+                    .map_err(failed)?;
+                sink.value(&reply.into_inner())
+            }
+            ("list", _) => {
+                let reply = admin.list_faults().send().await.map_err(failed)?;
+                sink.value(&reply.into_inner())
+            }
+            ("remove", m) => {
+                if m.get_flag("all") {
+                    admin.clear_faults().send().await.map_err(failed)?;
+                } else {
+                    let id = *m.get_one::<i64>("id").expect("required");
+                    admin.delete_fault().id(id).send().await.map_err(failed)?;
+                }
+                sink.value(&())
+            }
+            _ => unreachable!(),
+        },
+        ("clock", m) => match m.subcommand().expect("clap requires a subcommand") {
+            ("show", _) => {
+                let reply = admin.get_clock().send().await.map_err(failed)?;
+                sink.value(&reply.into_inner())
+            }
+            ("advance", m) => {
+                let ms = duration_ms(m.get_one::<String>("by").expect("required"))?;
+                let reply = admin
+                    .advance_clock()
+                    .body(t::ClockAdvance { ms })
+                    .send()
+                    .await
+                    .map_err(failed)?;
+                sink.value(&reply.into_inner())
+            }
+            _ => unreachable!(),
+        },
+        _ => unreachable!(),
+    }
+}
+
+/// One journal entry as a table row: bodies left out unless `--full`.
+fn row(entry: &t::JournalEntry, full: bool) -> Json {
+    let Json::Object(mut fields) = Json::of(entry) else {
+        unreachable!("an entry is an object")
+    };
+    if !full {
+        fields.retain(|(k, _)| !matches!(k.as_str(), "requestBody" | "replyBody" | "query"));
+    }
+    Json::Object(fields)
+}
+
+async fn journal(admin: &admin::Client, m: &ArgMatches, sink: &mut Sink) -> Result<(), CliError> {
+    let full = m.get_flag("full");
+    let list = |limit: Option<u32>| {
+        let mut call = admin.list_journal();
+        if let Some(op) = m.get_one::<String>("operation") {
+            call = call.operation(op.clone());
+        }
+        if let Some(code) = m.get_one::<String>("code") {
+            call = call.code(code.clone());
+        }
+        if let Some(limit) = limit {
+            call = call.limit(limit);
+        }
+        call
+    };
+    let limit = m.get_one::<u32>("limit").copied();
+    let page = list(limit).send().await.map_err(failed)?.into_inner();
+    if !m.get_flag("follow") {
+        return match sink.format {
+            Format::Json => sink.value(&page),
+            Format::Table => {
+                let rows: Vec<Json> = page.entries.iter().map(|e| row(e, full)).collect();
+                sink.write(crate::output::table(&Json::Array(rows)).as_bytes())
+            }
+        };
+    }
+    // Follow: every entry once, by sequence number, until Ctrl-C.
+    let mut last = i64::MIN;
+    let print = |entries: &[t::JournalEntry], sink: &mut Sink, last: &mut i64| {
+        let seen = *last;
+        for entry in entries.iter().filter(|e| e.seq > seen) {
+            *last = entry.seq;
+            let mut line = serde_json::to_vec(entry).expect("JSON");
+            line.push(b'\n');
+            sink.write(&line)?;
+        }
+        Ok::<_, CliError>(())
+    };
+    print(&page.entries, sink, &mut last)?;
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
+    loop {
+        tokio::select! {
+            _ = &mut interrupted => return Ok(()),
+            () = tokio::time::sleep(Duration::from_millis(250)) => {}
+        }
+        let page = list(None).send().await.map_err(failed)?.into_inner();
+        print(&page.entries, sink, &mut last)?;
+    }
+}

@@ -1,0 +1,102 @@
+//! The `licensing` binary against an in-process simulator: every operation through its
+//! command, outputs, errors and exit codes, configuration, the raw call, the sandbox
+//! commands, and bulk submission.
+
+mod bulk;
+mod commands;
+mod config;
+
+use std::{collections::BTreeMap, path::PathBuf};
+
+use licensing_sim::Simulator;
+
+/// A simulator seeded with the demo seed, on a runtime of its own, and a config directory.
+pub struct Sim {
+    pub rt: tokio::runtime::Runtime,
+    pub sim: Simulator,
+    pub dir: tempfile::TempDir,
+}
+
+impl Sim {
+    pub fn start() -> Self {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let seed = licensing_sim::admin::builtin_seed("demo").unwrap();
+        let sim = rt
+            .block_on(Simulator::builder().seed(seed).start())
+            .unwrap();
+        Sim {
+            rt,
+            sim,
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// The binary, configured for this simulator through the environment only.
+    pub fn cmd(&self) -> assert_cmd::Command {
+        let mut cmd = assert_cmd::Command::cargo_bin("licensing").unwrap();
+        for (name, _) in std::env::vars() {
+            if name.starts_with("LICENSING_") {
+                cmd.env_remove(name);
+            }
+        }
+        let url = self.sim.url();
+        cmd.env("LICENSING_ORDER_URL", &url)
+            .env("LICENSING_MEMBER_URL", &url)
+            .env("LICENSING_APP_TOKEN", licensing_sim::DEFAULT_APP_TOKEN)
+            .env(
+                "LICENSING_CLIENT_TOKEN",
+                licensing_sim::DEFAULT_CLIENT_TOKEN,
+            )
+            .env("LICENSING_USER_TOKEN", licensing_sim::DEFAULT_USER_TOKEN)
+            .env("LICENSING_CONFIG_DIR", self.dir.path());
+        cmd
+    }
+
+    /// A path in the test's directory.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// The operationIds the services were asked, oldest first.
+    pub fn journal(&self) -> Vec<String> {
+        let page = self
+            .rt
+            .block_on(self.sim.admin().list_journal().send())
+            .unwrap()
+            .into_inner();
+        page.entries
+            .into_iter()
+            .filter_map(|e| e.operation)
+            .collect()
+    }
+
+    /// The simulator's license orders.
+    pub fn orders(&self) -> BTreeMap<String, serde_json::Value> {
+        let state = self.sim.export_state();
+        serde_json::from_value(state["state"]["orders"].clone()).unwrap()
+    }
+}
+
+/// stdout as text.
+pub fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+/// stderr as text.
+pub fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// Times (milliseconds since the epoch) and durations vary from run to run.
+pub fn filters() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"\b1[0-9]{12}\b", "[TIME]");
+    settings.add_filter(r"g_nonce=[A-Za-z0-9_-]+", "g_nonce=[NONCE]");
+    settings.set_snapshot_path("snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings
+}
