@@ -1,7 +1,10 @@
 //! A request as the operations see it: path parameters, query, media type and body,
 //! decoded into the generated request types with errors that name the field.
 
-use std::collections::HashMap;
+use std::{
+    collections::HashMap,
+    sync::{Mutex, PoisonError},
+};
 
 use axum::{body::Bytes, http::HeaderValue};
 use serde::de::DeserializeOwned;
@@ -18,6 +21,22 @@ pub(crate) struct Call {
     /// The header as received (a clone shares its bytes).
     content_type: Option<HeaderValue>,
     body: Result<Bytes, String>,
+    /// A body that did not decode: the short cause the handler was given, and how to
+    /// name the field it is about, done once the change's lock is released
+    /// ([`Call::name_the_field`]).
+    naming: Mutex<Option<Naming>>,
+}
+
+/// The short cause of a body that did not decode, and the work that names its field.
+struct Naming {
+    short: String,
+    name: Box<dyn FnOnce() -> String + Send>,
+}
+
+impl std::fmt::Debug for Naming {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.short)
+    }
 }
 
 impl Call {
@@ -31,6 +50,7 @@ impl Call {
             query: Query::from_pairs(query.iter().copied()),
             content_type: Some(HeaderValue::from_static("application/json")),
             body: Ok(body.map_or_else(Bytes::new, |b| Bytes::from(b.to_string()))),
+            naming: Mutex::new(None),
         }
     }
 
@@ -46,6 +66,7 @@ impl Call {
             query,
             content_type,
             body,
+            naming: Mutex::new(None),
         }
     }
 
@@ -62,6 +83,7 @@ impl Call {
             // A recorded type was readable as text when received, so it converts back.
             content_type: content_type.and_then(|ct| HeaderValue::from_str(ct).ok()),
             body,
+            naming: Mutex::new(None),
         }
     }
 
@@ -123,28 +145,81 @@ impl Call {
     }
 
     /// The body as a generated request type, checked as strictly as the spec's schema.
-    pub fn body<T: DeserializeOwned>(&self) -> Result<T, String> {
-        // Straight into the typed request: one pass over large batches. Only a failure
-        // takes the slower way through `Value`, whose errors say what is wrong.
+    pub fn body<T: DeserializeOwned + 'static>(&self) -> Result<T, String> {
+        // Straight into the typed request: one pass over large batches. A failure gets
+        // serde's message now; the path of the field it is about is found by more work,
+        // which [`Call::name_the_field`] does once no lock is held.
         let json = self.json()?;
         let error = match serde_json::from_slice(json) {
             Ok(typed) => return Ok(typed),
             Err(e) => e,
         };
-        // Finding the path parses the body a few times per level: bounded to bodies whose
-        // trees stay small; a larger one gets serde's message with its line and column.
-        if json.len() > MAX_LOCATED_BODY {
-            return Err(format!(
-                "the request body does not match the schema: {error}"
-            ));
+        let short = format!("the request body does not match the schema: {error}");
+        // Finding the path reads the body a few times: bounded to bodies whose trees stay
+        // small; a larger one keeps serde's message with its line and column.
+        if json.len() <= MAX_LOCATED_BODY {
+            let bytes = json.clone();
+            let name = Box::new(move || named::<T>(&bytes).unwrap_or_default());
+            *self.naming.lock().unwrap_or_else(PoisonError::into_inner) = Some(Naming {
+                short: short.clone(),
+                name,
+            });
         }
-        let object = self.object()?;
-        match serde_json::from_value::<T>(Value::Object(object.clone())) {
-            Ok(typed) => Ok(typed),
-            Err(e) => Err(name_the_field::<T>(&object, &e)),
+        Err(short)
+    }
+
+    /// Puts the path of the field a body failed on into `failure`, where the handler put
+    /// the short cause ([`Call::body`]); nothing for a call whose body decoded.
+    pub fn name_the_field(&self, failure: &mut crate::ops::Failure) {
+        let Some(naming) = self
+            .naming
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        else {
+            return;
+        };
+        if !failure.cause.contains(&naming.short) && !failure.message.contains(&naming.short) {
+            return;
         }
+        let named = (naming.name)();
+        if named.is_empty() {
+            return;
+        }
+        failure.cause = failure.cause.replace(&naming.short, &named);
+        failure.message = failure.message.replace(&naming.short, &named);
     }
 }
+
+/// The error of reading `bytes` as `T`, with the path of the field it is about.
+fn named<T: DeserializeOwned>(bytes: &[u8]) -> Option<String> {
+    let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(bytes) else {
+        return None;
+    };
+    // One pass that tracks where it is names the field in most cases; the search below
+    // goes further (into the variants of tagged orders) within a fixed number of reads,
+    // so that no body makes this slower than a few reads of itself.
+    let tracked = match serde_path_to_error::deserialize::<_, T>(Value::Object(object.clone())) {
+        Ok(_) => return None,
+        Err(e) => {
+            let path = e.path().to_string();
+            let message = e.into_inner().to_string();
+            if path == "." {
+                message
+            } else {
+                format!("{path}: {message}")
+            }
+        }
+    };
+    let Err(e) = serde_json::from_value::<T>(Value::Object(object.clone())) else {
+        return Some(tracked);
+    };
+    Some(name_the_field::<T>(&object, &e).unwrap_or(tracked))
+}
+
+/// The most documents [`locate`] reads to find a field: a body whose search would need
+/// more is named by the one-pass path instead.
+const MAX_PROBES: usize = 256;
 
 /// Bodies up to this size get their error's field path ([`name_the_field`]).
 const MAX_LOCATED_BODY: usize = 4 * 1024 * 1024;
@@ -163,11 +238,13 @@ const MAX_LOCATED_BODY: usize = 4 * 1024 * 1024;
 fn name_the_field<T: DeserializeOwned>(
     object: &Map<String, Value>,
     error: &serde_json::Error,
-) -> String {
-    match locate::<T>(object, error) {
-        (Some(path), message) => format!("{path}: {message}"),
-        (None, message) => message,
-    }
+) -> Option<String> {
+    let probes = std::cell::Cell::new(0);
+    let (path, message) = locate_within::<T>(object, error, &probes)?;
+    Some(match path {
+        Some(path) => format!("{path}: {message}"),
+        None => message,
+    })
 }
 
 /// [`name_the_field`]'s path (`None` for the document itself) and serde's message.
@@ -175,7 +252,23 @@ pub(crate) fn locate<T: DeserializeOwned>(
     object: &Map<String, Value>,
     error: &serde_json::Error,
 ) -> (Option<String>, String) {
+    let probes = std::cell::Cell::new(0);
+    locate_within::<T>(object, error, &probes).unwrap_or_else(|| (None, error.to_string()))
+}
+
+/// [`locate`] within [`MAX_PROBES`] reads of the document; `None` past them.
+fn locate_within<T: DeserializeOwned>(
+    object: &Map<String, Value>,
+    error: &serde_json::Error,
+    probes: &std::cell::Cell<usize>,
+) -> Option<(Option<String>, String)> {
+    let exhausted = std::cell::Cell::new(false);
     let fails = |doc: &Value| {
+        if probes.get() >= MAX_PROBES {
+            exhausted.set(true);
+            return None;
+        }
+        probes.set(probes.get() + 1);
         serde_json::from_value::<T>(doc.clone())
             .err()
             .map(|e| e.to_string())
@@ -217,8 +310,11 @@ pub(crate) fn locate<T: DeserializeOwned>(
             message = m;
         }
     }
+    if exhausted.get() {
+        return None;
+    }
     if path.is_empty() {
-        return (None, message);
+        return Some((None, message));
     }
     let mut at_path = String::new();
     for step in &path {
@@ -231,7 +327,7 @@ pub(crate) fn locate<T: DeserializeOwned>(
             Step::Index(i) => at_path.push_str(&format!("[{i}]")),
         }
     }
-    (Some(at_path), message)
+    Some((Some(at_path), message))
 }
 
 /// One step of a path into a JSON document.

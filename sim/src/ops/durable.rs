@@ -300,8 +300,11 @@ impl Db {
         handler: fn(&Db, &Call) -> Result<T, Failure>,
     ) -> Result<T, Failure> {
         if op.method == Method::Get {
-            let _reading = self.store.read();
-            return handler(self, call);
+            let result = {
+                let _reading = self.store.read();
+                handler(self, call)
+            };
+            return named(call, result);
         }
         let mut guard = self.store.write();
         let now = self.clock.now_ms();
@@ -333,7 +336,8 @@ impl Db {
         if let Some(log) = guard.as_mut() {
             self.compact_if_grown(log);
         }
-        result
+        drop(guard);
+        named(call, result)
     }
 
     /// A log grown past its limit is folded into a new snapshot; failing that, the log
@@ -493,6 +497,14 @@ impl Db {
         let allocator: &Allocator = &self.allocator();
         allocator.region()
     }
+}
+
+/// A failure with the field its body failed on named, found once no lock is held.
+fn named<T>(call: &Call, result: Result<T, Failure>) -> Result<T, Failure> {
+    result.map_err(|mut failure| {
+        call.name_the_field(&mut failure);
+        failure
+    })
 }
 
 /// Appends an entry as the log's next change.

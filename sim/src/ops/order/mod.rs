@@ -49,7 +49,7 @@ fn invalid(cause: impl Into<String>) -> Failure {
     Service::Order.invalid(cause)
 }
 
-fn body<T: serde::de::DeserializeOwned>(call: &Call) -> Result<T, Failure> {
+fn body<T: serde::de::DeserializeOwned + 'static>(call: &Call) -> Result<T, Failure> {
     call.body().map_err(invalid)
 }
 
