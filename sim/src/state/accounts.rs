@@ -13,11 +13,18 @@ impl State {
             .take(12)
             .collect::<String>()
             .to_ascii_lowercase();
-        let code = if stem.is_empty() || self.enterprise_codes.contains(&stem) {
+        // Unique by construction: a name can spell another enterprise's derived code
+        // (`zede11`), so the fallback is checked too, and extended until it is free.
+        let mut code = if stem.is_empty() || self.enterprise_codes.contains(&stem) {
             format!("{stem}e{n}")
         } else {
-            stem
+            stem.clone()
         };
+        let mut k = 1;
+        while self.enterprise_codes.contains(&code) {
+            code = format!("{stem}e{n}n{k}");
+            k += 1;
+        }
         self.enterprise_codes.insert(code.clone());
         self.enterprise_by_name
             .insert(name.to_string(), global_id.clone());
