@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Contract test: runs Schemathesis against `licensing-sim` for both specs (spec/order.yaml,
-# spec/member.yaml) and its sandbox admin API (spec/sandbox.yaml) with every check, in the examples, coverage, fuzzing and stateful
+# spec/member.yaml) and its sandbox admin API (sim/spec/sandbox.yaml) with every check, in the examples, coverage, fuzzing and stateful
 # phases. Any response that does not match the spec fails the script.
 #
 # Bounded for CI (2 cores): SCHEMATHESIS_MAX_EXAMPLES cases per operation and phase
@@ -65,10 +65,10 @@ echo "licensing-sim listening on $url" >&2
 # Hypothesis keeps its caches here rather than in the work tree.
 export HYPOTHESIS_STORAGE_DIRECTORY="$WORK/hypothesis"
 run() {
-    local spec=$1
-    shift
-    echo "== schemathesis: spec/$spec.yaml ==" >&2
-    "$VENV/bin/schemathesis" --config-file .ci/schemathesis.toml run "spec/$spec.yaml" \
+    local spec=$1 file=$2
+    shift 2
+    echo "== schemathesis: $file ==" >&2
+    "$VENV/bin/schemathesis" --config-file .ci/schemathesis.toml run "$file" \
         --url "$url" \
         --phases examples,coverage,fuzzing,stateful \
         --checks all \
@@ -85,15 +85,15 @@ run() {
 status=0
 # The order document requires `Content-Type: application/json` on every request,
 # bodiless ones included (the simulator answers 13004 without it).
-run order \
+run order spec/order.yaml \
     --header "Authorization: Bearer sim-app-token" \
     --header "Content-Type: application/json" || status=1
-run member \
+run member spec/member.yaml \
     --header "Authorization: Bearer sim-client-token" \
     --header "clientToken: sim-client-token" \
     --header "userToken: sim-user-token" || status=1
 # Last: the admin API resets and replaces the state the runs above worked on.
-run sandbox || status=1
+run sandbox sim/spec/sandbox.yaml || status=1
 
 kill -0 "$sim_pid" 2>/dev/null || fail "licensing-sim died during the run (see $WORK/sim.log)"
 [[ $status -eq 0 ]] || fail "Schemathesis reported failures (reports in $WORK/)"

@@ -4,5 +4,5 @@
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    licensing_codegen::build_plain_client("sandbox", "../spec/sandbox.yaml");
+    licensing_codegen::build_plain_client("sandbox", "spec/sandbox.yaml");
 }

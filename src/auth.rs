@@ -9,9 +9,11 @@
 //! When the member center refuses a token (code `60000` for the client token, `60005` for
 //! the user token), the client tells the provider that supplied it
 //! ([`TokenProvider::invalidate`]). If the provider can supply another one (a
-//! [`CachedToken`] can), the call is repeated once, at once, with fresh tokens: a refused
+//! [`CachedToken`] can), the call is repeated at once with a fresh token: a refused
 //! request was not applied, so this holds for every operation and whatever the retry
-//! policy. A second refusal is returned as the call's error.
+//! policy. Each token is replaced once per call: when both member tokens have expired, the
+//! member center refuses them one at a time and the call gets a new one of each; a second
+//! refusal of a token already replaced is returned as the call's error.
 
 use std::{
     fmt,
@@ -22,8 +24,9 @@ use std::{
 };
 
 use futures_util::future::{BoxFuture, FutureExt as _, Shared};
-use secrecy::ExposeSecret as _;
-pub use secrecy::SecretString;
+/// Re-exported so a [`TokenProvider`] of yours needs no `secrecy` dependency of its own:
+/// [`SecretString`] holds a token, [`ExposeSecret`] reads one.
+pub use secrecy::{ExposeSecret, SecretString};
 use tokio::time::Instant;
 
 /// The future a [`TokenProvider`] returns.

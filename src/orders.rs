@@ -77,13 +77,17 @@ impl LicenseOrder {
     /// assert_eq!(json["assets"][0], serde_json::json!({"assetNos": ["8000000001"]}));
     /// assert!(json.get("adminEmail").is_none());
     /// ```
+    ///
+    /// The asset numbers may be strings or the [`ShellNumber`](crate::order::types::ShellNumber)s
+    /// `allocate_shell_nums` returned, owned or borrowed (`&numbers[..2]`).
     pub fn delete_asset(
         sequence: i32,
         customer_id: impl Into<String>,
         enterprise_global_id: impl Into<String>,
         license_type: LicenseType,
-        asset_nos: Vec<String>,
+        asset_nos: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
+        let asset_nos = asset_nos.into_iter().map(Into::into).collect();
         Self::DeleteAsset(identified!(
             DeleteAssetOrder,
             sequence,

@@ -252,19 +252,23 @@ impl Runtime {
 impl Runtime {
     /// Tells the provider of a token the platform refused (`60000`: the application or
     /// client token, `60005`: the user token) which one it was; whether it may supply
-    /// another.
-    fn invalidate_refused(&self, error: &Error, sent: &Sent) -> bool {
-        let (provider, token) = match (&self.auth, error.code()) {
+    /// another. Each of a call's tokens is replaced once at most (`replaced`), so a call
+    /// whose two member tokens have both expired, refused one at a time, gets both new.
+    fn invalidate_refused(&self, error: &Error, sent: &Sent, replaced: &mut [bool; 2]) -> bool {
+        let (provider, slot) = match (&self.auth, error.code()) {
             (
                 Auth::Order { application: p } | Auth::Member { client: p, .. },
                 Some(ErrorCode::ApplicationTokenInvalid),
-            ) => (p, &sent[0]),
-            (Auth::Member { user, .. }, Some(ErrorCode::UserTokenInvalid)) => (user, &sent[1]),
+            ) => (p, 0),
+            (Auth::Member { user, .. }, Some(ErrorCode::UserTokenInvalid)) => (user, 1),
             _ => return false,
         };
-        token
-            .as_ref()
-            .is_some_and(|token| provider.invalidate(token))
+        let invalidated = !replaced[slot]
+            && sent[slot]
+                .as_ref()
+                .is_some_and(|token| provider.invalidate(token));
+        replaced[slot] |= invalidated;
+        invalidated
     }
 }
 
@@ -432,6 +436,9 @@ impl IntoOptional<String> for Option<&str> {
 
 /// What a list field's builder setter takes: the items, or their builders (converted with
 /// the outer builder; the first that breaks a rule is reported with its index and field).
+/// A list of strings, such as asset numbers, also takes the spec's named string types:
+/// `asset_nos(numbers)` with the `Vec<ShellNumber>` that `allocate_shell_nums` returned,
+/// `&numbers[1..]`, or `&[number]`.
 pub trait IntoItems<T> {
     /// The items, or the first one's broken rule, prefixed with its index (`[1] …`).
     fn into_items(self) -> Result<Vec<T>, String>;
@@ -447,6 +454,45 @@ impl<T> IntoItems<T> for Vec<T> {
 impl<T, const N: usize> IntoItems<T> for [T; N] {
     fn into_items(self) -> Result<Vec<T>, String> {
         Ok(self.into())
+    }
+}
+
+/// Borrowed items, cloned: `&numbers[1..]`, `&numbers`.
+impl<T: Clone> IntoItems<T> for &[T] {
+    fn into_items(self) -> Result<Vec<T>, String> {
+        Ok(self.to_vec())
+    }
+}
+
+impl<T: Clone> IntoItems<T> for &Vec<T> {
+    fn into_items(self) -> Result<Vec<T>, String> {
+        Ok(self.clone())
+    }
+}
+
+impl<T: Clone, const N: usize> IntoItems<T> for &[T; N] {
+    fn into_items(self) -> Result<Vec<T>, String> {
+        Ok(self.to_vec())
+    }
+}
+
+/// A list of strings from string slices: `&["8000000001", "8000000002"]`. (An array of
+/// `&str` by value is not taken, so that `[]` is a list of `String`s without naming it.)
+impl IntoItems<String> for &[&str] {
+    fn into_items(self) -> Result<Vec<String>, String> {
+        Ok(self.iter().map(|s| s.to_string()).collect())
+    }
+}
+
+impl<const N: usize> IntoItems<String> for &[&str; N] {
+    fn into_items(self) -> Result<Vec<String>, String> {
+        self.as_slice().into_items()
+    }
+}
+
+impl IntoItems<String> for Vec<&str> {
+    fn into_items(self) -> Result<Vec<String>, String> {
+        Ok(self.into_iter().map(str::to_string).collect())
     }
 }
 
@@ -842,24 +888,22 @@ where
     let attempts = AtomicU32::new(0);
     let attempts_made = &attempts;
     let work = async move {
-        let mut reauthenticated = false;
+        let mut replaced = [false; 2];
         loop {
             let attempt = attempts_made.fetch_add(1, Ordering::Relaxed) + 1;
             let (result, verdict, retry_after, status, sent) =
                 one_attempt::<B, R, F, Fut>(op, &builder, &send, timeout_override, timeout).await;
             // A refused token (an expired one, most often) means the request was not
             // applied: if its provider has another, the call is repeated at once with it,
-            // whatever the operation and the policy. Once only, so a provider that keeps
-            // supplying refused tokens cannot loop; outside the policy's count of attempts.
-            if !reauthenticated
-                && let Err(error) = &result
-                && runtime.invalidate_refused(error, &sent)
+            // whatever the operation and the policy. Once per token, so a provider that
+            // keeps supplying refused tokens cannot loop; outside the policy's count.
+            if let Err(error) = &result
+                && runtime.invalidate_refused(error, &sent, &mut replaced)
             {
-                reauthenticated = true;
                 attempt_event(op, attempt, status, &result, Some(Duration::ZERO));
                 continue;
             }
-            let counted = attempt - u32::from(reauthenticated);
+            let counted = attempt - replaced.iter().map(|&r| u32::from(r)).sum::<u32>();
             let mut delay = retry.delay(
                 verdict,
                 op.idempotent,

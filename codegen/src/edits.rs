@@ -155,6 +155,62 @@ fn check(
     Ok(())
 }
 
+/// progenitor's example on each `Client` method calls `.send()`, the raw call without
+/// retries that returns the envelope; the example awaits the builder instead, as the
+/// crate's documentation teaches: the call with the client's retries, returning `data`.
+/// Fails naming the operation whose method has no such example.
+pub fn await_examples(file: &mut syn::File, ops: &[Op]) -> Result<usize, String> {
+    const SEND: &str = "\n    .send()\n    .await;\n```";
+    const AWAIT: &str = "\n    .await?;\n```\n\nAwaiting the builder sends the request, \
+        retrying as the client's policy allows, and returns the reply's `data`.";
+    let mut done = BTreeSet::new();
+    for item in &mut file.items {
+        let syn::Item::Impl(imp) = item else { continue };
+        if imp.trait_.is_some()
+            || !matches!(&*imp.self_ty, syn::Type::Path(p) if p.path.is_ident("Client"))
+        {
+            continue;
+        }
+        for item in &mut imp.items {
+            let syn::ImplItem::Fn(f) = item else { continue };
+            let name = f.sig.ident.to_string();
+            for attr in &mut f.attrs {
+                let syn::Meta::NameValue(doc) = &mut attr.meta else {
+                    continue;
+                };
+                let syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(text),
+                    ..
+                }) = &mut doc.value
+                else {
+                    continue;
+                };
+                let value = text.value();
+                let call = format!("let response = client.{name}()");
+                if !doc.path.is_ident("doc") || !value.contains(&call) || !value.contains(SEND) {
+                    continue;
+                }
+                let value = value
+                    .replace(&call, &format!("let data = client.{name}()"))
+                    .replace(SEND, AWAIT);
+                *text = syn::LitStr::new(&value, text.span());
+                done.insert(name.clone());
+            }
+        }
+    }
+    for op in ops {
+        let method = snake(&op.id);
+        if !done.contains(&method) {
+            return Err(format!(
+                "{}: `Client::{method}` has no example calling `.send()` to rewrite \
+                 (progenitor's output changed?)",
+                op.id
+            ));
+        }
+    }
+    Ok(done.len())
+}
+
 fn defined_name(item: &syn::Item) -> Option<String> {
     match item {
         syn::Item::Enum(e) => Some(e.ident.to_string()),
@@ -595,6 +651,34 @@ mod tests {
             apply(&mut file, &[], &[], reexport(), vec![]),
             Err(
                 "progenitor's output has no `builder` module (progenitor's output changed?)".into()
+            )
+        );
+    }
+
+    #[test]
+    fn method_examples_await_the_builder() {
+        let mut file: syn::File = syn::parse_quote! {
+            impl Client {
+                #[doc = "Allocate\n\nSends a `POST` request to `/x`\n\n```ignore\nlet response = client.do_thing()\n    .body(body)\n    .send()\n    .await;\n```"]
+                pub fn do_thing(&self) {}
+            }
+        };
+        assert_eq!(
+            await_examples(&mut file, &[op("doThing", None, false)]),
+            Ok(1)
+        );
+        let code = quote!(#file).to_string();
+        assert!(
+            code.contains("let data = client.do_thing()\\n    .body(body)\\n    .await?;\\n```"),
+            "{code}"
+        );
+        assert!(!code.contains("send()"), "{code}");
+        assert_eq!(
+            await_examples(&mut file, &[op("doThing", None, false)]),
+            Err(
+                "doThing: `Client::do_thing` has no example calling `.send()` to rewrite \
+                 (progenitor's output changed?)"
+                    .into()
             )
         );
     }

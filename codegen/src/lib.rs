@@ -264,7 +264,18 @@ fn client(
     builder.extend(union_builders.items);
     let (list_impls, _) = setters::lists(builder);
     builder.push(syn::Item::Verbatim(list_impls));
+    let (string_types, required_string_lists) = setters::string_schemas(&spec);
+    let string_lists = setters::string_lists(builder);
+    if string_lists < required_string_lists {
+        return Err(format!(
+            "{required_string_lists} required lists of strings in the schemas, but only \
+             {string_lists} builder setters of `Vec<String>` found in typify's output"
+        ));
+    }
     types_module(&mut file)?.push(syn::Item::Verbatim(newtype_impls));
+    types_module(&mut file)?.push(syn::Item::Verbatim(setters::string_type_lists(
+        &string_types,
+    )));
     let renames = names::field_renames(wire_names.iter().map(String::as_str));
     if names::apply_field_renames(&mut file.items, &renames) == 0 && !renames.is_empty() {
         return Err(format!(
@@ -285,6 +296,7 @@ fn client(
         },
         builder_glue,
     )?;
+    edits::await_examples(&mut file, ops)?;
     let errors = op_errors::module(ops, enums)?;
     Ok(quote! {
         #file

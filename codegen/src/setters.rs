@@ -69,6 +69,124 @@ pub fn lists(builder: &mut [syn::Item]) -> (TokenStream, usize) {
     (quote!(#(#impls)* #optional), changed)
 }
 
+/// Lets a required list-of-strings setter (`asset_nos`, `asset_nums`, `add_assets`, …)
+/// take the spec's named string types as well as strings: its bound becomes
+/// `crate::runtime::IntoItems<String>`, which `Vec<String>` and `[String; N]` (so `[]` for
+/// an empty list) satisfy, and so do the impls [`string_type_lists`] generates. Returns how
+/// many setters it changed.
+pub fn string_lists(builder: &mut [syn::Item]) -> usize {
+    let mut changed = 0;
+    for item in builder.iter_mut() {
+        let syn::Item::Impl(imp) = item else { continue };
+        for item in &mut imp.items {
+            let syn::ImplItem::Fn(f) = item else { continue };
+            let Some(inner) = wrapped_target(f, "Vec") else {
+                continue;
+            };
+            if inner.to_string() != ":: std :: string :: String" {
+                continue;
+            }
+            let Some(where_clause) = &mut f.sig.generics.where_clause else {
+                continue;
+            };
+            where_clause.predicates = syn::parse_quote! {
+                T: crate::runtime::IntoItems<::std::string::String>
+            };
+            let body = f.block.to_token_stream().to_string();
+            let body = body.replace(". try_into ()", ". into_items ()");
+            f.block = syn::parse_str(&body).expect("the setter body parses");
+            changed += 1;
+        }
+    }
+    changed
+}
+
+/// The spec's named string schemas that are not enums (`ShellNumber`), and how many
+/// required list-of-strings properties its object schemas have: [`string_lists`] must
+/// change at least that many setters.
+pub fn string_schemas(spec: &openapiv3::OpenAPI) -> (BTreeSet<String>, usize) {
+    use openapiv3::{ReferenceOr, SchemaKind, Type};
+    let mut names = BTreeSet::new();
+    let mut required_lists = 0;
+    let Some(components) = &spec.components else {
+        return (names, 0);
+    };
+    for (name, schema) in &components.schemas {
+        let ReferenceOr::Item(schema) = schema else {
+            continue;
+        };
+        match &schema.schema_kind {
+            SchemaKind::Type(Type::String(s)) if s.enumeration.is_empty() => {
+                names.insert(name.clone());
+            }
+            SchemaKind::Type(Type::Object(object)) => {
+                required_lists += object
+                    .properties
+                    .iter()
+                    .filter(|(field, _)| object.required.contains(field))
+                    .filter(|(_, property)| {
+                        let ReferenceOr::Item(property) = property else {
+                            return false;
+                        };
+                        let SchemaKind::Type(Type::Array(array)) = &property.schema_kind else {
+                            return false;
+                        };
+                        !property.schema_data.nullable
+                            && matches!(
+                                array.items.as_ref().and_then(|i| i.as_item()),
+                                Some(item) if matches!(
+                                    &item.schema_kind,
+                                    SchemaKind::Type(Type::String(_))
+                                )
+                            )
+                    })
+                    .count();
+            }
+            _ => {}
+        }
+    }
+    (names, required_lists)
+}
+
+/// For each named string type of a spec (`ShellNumber`), what a list-of-strings setter
+/// takes besides strings: a `Vec` of them (what an operation returned), a slice, a
+/// reference to a `Vec` or to an array (`&[number]`). Arrays by value stay strings only, so
+/// that `[]` keeps one meaning. A borrowed one converts into a `String` too, as an owned
+/// one does.
+pub fn string_type_lists(names: &BTreeSet<String>) -> TokenStream {
+    let impls = names.iter().map(|name| {
+        let ty = quote::format_ident!("{name}");
+        quote! {
+            impl ::std::convert::From<&#ty> for ::std::string::String {
+                fn from(value: &#ty) -> Self {
+                    value.to_string()
+                }
+            }
+            impl crate::runtime::IntoItems<::std::string::String> for ::std::vec::Vec<#ty> {
+                fn into_items(self) -> ::std::result::Result<::std::vec::Vec<::std::string::String>, ::std::string::String> {
+                    Ok(self.into_iter().map(::std::string::String::from).collect())
+                }
+            }
+            impl crate::runtime::IntoItems<::std::string::String> for &[#ty] {
+                fn into_items(self) -> ::std::result::Result<::std::vec::Vec<::std::string::String>, ::std::string::String> {
+                    Ok(self.iter().map(|n| n.to_string()).collect())
+                }
+            }
+            impl crate::runtime::IntoItems<::std::string::String> for &::std::vec::Vec<#ty> {
+                fn into_items(self) -> ::std::result::Result<::std::vec::Vec<::std::string::String>, ::std::string::String> {
+                    self.as_slice().into_items()
+                }
+            }
+            impl<const N: usize> crate::runtime::IntoItems<::std::string::String> for &[#ty; N] {
+                fn into_items(self) -> ::std::result::Result<::std::vec::Vec<::std::string::String>, ::std::string::String> {
+                    self.as_slice().into_items()
+                }
+            }
+        }
+    });
+    quote!(#(#impls)*)
+}
+
 /// An optional setter of a generated type (`children: Option<Vec<Merchandise>>`, a
 /// reply's `data: Option<MemberPage>`) takes that type's builder too, or a `Vec` of them:
 /// the `IntoOptional` impls for the builders, converted with the outer builder.
@@ -288,6 +406,67 @@ mod tests {
         assert!(
             impls.contains("IntoItems < super :: Product > for :: std :: vec :: Vec < Product >"),
             "{impls}"
+        );
+    }
+
+    #[test]
+    fn string_list_setters_take_items() {
+        let mut builder: Vec<syn::Item> = vec![syn::parse_quote! {
+            impl Asset {
+                pub fn asset_nos<T>(mut self, value: T) -> Self
+                where
+                    T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                    T::Error: ::std::fmt::Display,
+                {
+                    self.asset_nos = value.try_into().map_err(|e| format!("{e}"));
+                    self
+                }
+                pub fn products<T>(mut self, value: T) -> Self
+                where
+                    T: ::std::convert::TryInto<::std::vec::Vec<super::Product>>,
+                    T::Error: ::std::fmt::Display,
+                {
+                    self.products = value.try_into().map_err(|e| format!("{e}"));
+                    self
+                }
+                pub fn name<T>(mut self, value: T) -> Self
+                where
+                    T: ::std::convert::TryInto<::std::string::String>,
+                    T::Error: ::std::fmt::Display,
+                {
+                    self.name = value.try_into().map_err(|e| format!("{e}"));
+                    self
+                }
+            }
+        }];
+        assert_eq!(string_lists(&mut builder), 1, "only the list of strings");
+        let code = quote!(#(#builder)*).to_string();
+        assert!(
+            code.contains("T : crate :: runtime :: IntoItems < :: std :: string :: String >"),
+            "{code}"
+        );
+        assert!(code.contains("value . into_items ()"), "{code}");
+        assert!(
+            code.contains("TryInto < :: std :: vec :: Vec < super :: Product > >"),
+            "other lists stay: {code}"
+        );
+        let impls = string_type_lists(&["ShellNumber".to_string()].into()).to_string();
+        for taken in [
+            ":: std :: vec :: Vec < ShellNumber >",
+            "& [ShellNumber]",
+            "& :: std :: vec :: Vec < ShellNumber >",
+            "& [ShellNumber ; N]",
+        ] {
+            assert!(
+                impls.contains(&format!(
+                    "IntoItems < :: std :: string :: String > for {taken}"
+                )),
+                "{taken}: {impls}"
+            );
+        }
+        assert!(
+            !impls.contains("for [ShellNumber ; N]"),
+            "[] stays unambiguous"
         );
     }
 

@@ -256,3 +256,9 @@ impl Drop for Simulator {
         }
     }
 }
+
+/// The simulator's manual (its README): the command line, the rules it applies, its
+/// protocol checks and limits, and what it chose where the platform's documents are
+/// silent. Its Rust examples are compiled as doctests.
+#[doc = include_str!("../README.md")]
+pub mod guide {}

@@ -6,6 +6,7 @@
 mod common;
 
 mod errors;
+mod first_day;
 mod hostile;
 mod paging;
 #[path = "../support/pki.rs"]

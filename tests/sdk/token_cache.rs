@@ -310,6 +310,136 @@ async fn a_token_refused_twice_fails_after_one_refresh() {
     assert_eq!(user_tokens_sent(&requests), ["stale", "also-stale"]);
 }
 
+/// Both member tokens expired: the member center refuses the client token (`60000`), then,
+/// with a new one, the user token (`60005`); each is replaced once and the call succeeds.
+#[tokio::test]
+async fn both_refused_member_tokens_are_refreshed() {
+    let server = MockServer::start().await;
+    mock("listLentLocks", &[EG])
+        .and(header("clienttoken", "stale-client"))
+        .respond_with(refused("60000"))
+        .mount(&server)
+        .await;
+    mock("listLentLocks", &[EG])
+        .and(header("clienttoken", CLIENT_TOKEN))
+        .and(header("usertoken", "stale"))
+        .respond_with(refused("60005"))
+        .mount(&server)
+        .await;
+    mock("listLentLocks", &[EG])
+        .and(header("clienttoken", CLIENT_TOKEN))
+        .and(header("usertoken", USER_TOKEN))
+        .respond_with(ResponseTemplate::new(200).set_body_json(reply_example("listLentLocks")))
+        .mount(&server)
+        .await;
+    let (client_fetches, client_token) = sequence(&["stale-client", CLIENT_TOKEN], HOUR);
+    let (user_fetches, user_token) = sequence(&["stale", USER_TOKEN], HOUR);
+    let client = member::Client::builder(&server.uri())
+        .client_token_provider(client_token)
+        .user_token_provider(user_token)
+        .retry(RetryPolicy::Never)
+        .build()
+        .unwrap();
+
+    client
+        .list_lent_locks()
+        .enterprise_global_id(EG)
+        .await
+        .expect("succeeds with both tokens refreshed");
+
+    assert_eq!(client_fetches.load(Ordering::SeqCst), 2);
+    assert_eq!(user_fetches.load(Ordering::SeqCst), 2);
+    let requests = received(&server).await;
+    let sent: Vec<(String, String)> = requests
+        .iter()
+        .map(|r| {
+            let h = |name: &str| r.headers[name].to_str().unwrap().to_string();
+            (h("clienttoken"), h("usertoken"))
+        })
+        .collect();
+    let pair = |c: &str, u: &str| (c.to_string(), u.to_string());
+    assert_eq!(
+        sent,
+        [
+            pair("stale-client", "stale"),
+            pair(CLIENT_TOKEN, "stale"),
+            pair(CLIENT_TOKEN, USER_TOKEN),
+        ]
+    );
+    assert_unique_nonces(&requests);
+}
+
+/// Each token is replaced once per call: a client token refused again after both were
+/// replaced is the call's error, after three requests.
+#[tokio::test]
+async fn a_token_refused_after_both_were_replaced_is_the_error() {
+    let server = MockServer::start().await;
+    mock("listLentLocks", &[EG])
+        .and(header("usertoken", "stale"))
+        .respond_with(refused("60005"))
+        .mount(&server)
+        .await;
+    mock("listLentLocks", &[EG])
+        .and(header("usertoken", USER_TOKEN))
+        .respond_with(refused("60000"))
+        .mount(&server)
+        .await;
+    let (client_fetches, client_token) = sequence(&["client-1", "client-2", "client-3"], HOUR);
+    let (user_fetches, user_token) = sequence(&["stale", USER_TOKEN], HOUR);
+    let client = member::Client::builder(&server.uri())
+        .client_token_provider(client_token)
+        .user_token_provider(user_token)
+        .retry(fast_retry(4))
+        .build()
+        .unwrap();
+
+    let error = client
+        .list_lent_locks()
+        .enterprise_global_id(EG)
+        .await
+        .expect_err("the replaced client token is refused too");
+
+    assert_eq!(error.code(), Some(&ErrorCode::ApplicationTokenInvalid));
+    assert_eq!(client_fetches.load(Ordering::SeqCst), 2, "one refresh each");
+    assert_eq!(user_fetches.load(Ordering::SeqCst), 2);
+    let requests = received(&server).await;
+    let clients: Vec<&str> = requests
+        .iter()
+        .map(|r| r.headers["clienttoken"].to_str().unwrap())
+        .collect();
+    assert_eq!(clients, ["client-1", "client-1", "client-2"]);
+}
+
+/// The simulator checks the client token first, as the member center does: both stale
+/// tokens are replaced and the call gets past authentication.
+#[tokio::test]
+async fn the_simulator_accepts_both_refreshed_tokens() {
+    let sim = licensing_sim::Simulator::builder()
+        .client_token("fresh-client-token")
+        .user_token("fresh-user-token")
+        .start()
+        .await
+        .expect("simulator");
+    let (client_fetches, client_token) = sequence(&["stale-client", "fresh-client-token"], HOUR);
+    let (user_fetches, user_token) = sequence(&["stale", "fresh-user-token"], HOUR);
+    let client = member::Client::builder(&sim.url())
+        .client_token_provider(client_token)
+        .user_token_provider(user_token)
+        .retry(RetryPolicy::Never)
+        .build()
+        .unwrap();
+
+    let result = client.list_lent_locks().enterprise_global_id(EG).await;
+
+    assert_eq!(
+        result.as_ref().err().and_then(Error::code),
+        Some(&ErrorCode::NotBoundToLicensingCustomer),
+        "{result:?}"
+    );
+    assert_eq!(client_fetches.load(Ordering::SeqCst), 2);
+    assert_eq!(user_fetches.load(Ordering::SeqCst), 2);
+}
+
 #[tokio::test]
 async fn calls_refused_together_cause_one_refresh() {
     let server = lent_locks_server().await;

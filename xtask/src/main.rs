@@ -15,6 +15,9 @@
 //!   `licensing-sim` (see `clients.rs` and `xtask/clients/README.md`).
 //! * `docs [--check]`: the API reference pages of the three specs; `--check` verifies them
 //!   in headless Chromium and saves screenshots (see `docs.rs`).
+//! * `partner-build`: the cold build of a hello world on `licensing-sdk` against the same
+//!   program on reqwest + serde alone, written to its section of `BENCHMARKS.md` (see
+//!   `partner_build.rs`).
 
 mod bench;
 mod clients;
@@ -23,6 +26,7 @@ mod docs;
 mod export;
 mod json;
 mod ops;
+mod partner_build;
 mod samples;
 mod spec;
 mod toolchain;
@@ -84,6 +88,9 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Build a hello world on licensing-sdk and the same on reqwest + serde, each cold, and
+    /// write the comparison into BENCHMARKS.md (two full builds, minutes on two cores).
+    PartnerBuild,
 }
 
 fn main() -> ExitCode {
@@ -110,6 +117,7 @@ fn main() -> ExitCode {
             clients::run_all(&root, &clients::Options { test }).map(|()| true)
         }
         Command::Docs { check } => docs::run_all(&root, check).map(|()| true),
+        Command::PartnerBuild => partner_build::run(&root).map(|()| true),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,

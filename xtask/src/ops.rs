@@ -35,7 +35,7 @@ pub const DOCUMENTS: &[Document] = &[
     },
     Document {
         name: "sandbox",
-        spec: "spec/sandbox.yaml",
+        spec: "sim/spec/sandbox.yaml",
         service: false,
     },
 ];
