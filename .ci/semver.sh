@@ -18,7 +18,11 @@ fail() {
 if [[ $(cargo semver-checks --version 2>/dev/null) != "cargo-semver-checks $version" ]]; then
     echo "== installing cargo-semver-checks $version (once per machine) ==" >&2
     install_started=$SECONDS
-    cargo install --quiet --locked "cargo-semver-checks@$version"
+    # Built for this check only: without link-time optimisation and at opt-level 1 it
+    # builds in about half the time and still checks two crates in seconds.
+    CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_OPT_LEVEL=1 \
+        CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_DEBUG=0 \
+        cargo install --quiet --locked "cargo-semver-checks@$version"
     echo "installed in $((SECONDS - install_started)) s" >&2
 fi
 
