@@ -67,6 +67,10 @@ struct Args {
     #[arg(long, env = "LICENSING_SIM_RECOVER")]
     recover: bool,
 
+    /// Longest string one field of a request body may hold, in bytes.
+    #[arg(long, env = "LICENSING_SIM_MAX_STRING_BYTES", value_name = "BYTES", default_value_t = sim::DEFAULT_MAX_STRING_BYTES)]
+    max_string_bytes: usize,
+
     /// Largest seed (--seed, or through the admin API), in bytes.
     #[arg(long, env = "LICENSING_SIM_MAX_SEED_BYTES", value_name = "BYTES", default_value_t = sim::DEFAULT_MAX_SEED_BYTES)]
     max_seed_bytes: usize,
@@ -248,6 +252,7 @@ async fn main() -> ExitCode {
         .user_token(args.user_token)
         .state_log_limit(args.state_log_limit)
         .recover(args.recover)
+        .max_string_bytes(args.max_string_bytes)
         .max_seed_bytes(args.max_seed_bytes)
         .max_seed_records(args.max_seed_records)
         .max_import_bytes(args.max_import_bytes)

@@ -197,3 +197,53 @@ async fn every_state_the_api_can_reach_reloads() {
         assert_eq!(unique.len(), codes.len(), "seed {seed}: codes {codes:?}");
     }
 }
+
+/// A field of any size is refused before it is kept, and an error reply quotes only an
+/// excerpt of what was sent.
+#[tokio::test]
+async fn long_fields_are_refused_and_never_echoed_whole() {
+    let env = support::start().await;
+    let huge = "n".repeat(50 * 1024 * 1024);
+    let path = support::path("createEnterprise", &[]);
+    let body = json!({"crmCustomerId": "CRM-L", "customerName": huge, "branchName": "North"});
+    let raw = env.raw("POST", &path, Some(body)).await;
+    assert_eq!(raw.status, 299);
+    assert_eq!(raw.body["code"], "13004");
+    let reply = raw.body.to_string();
+    assert!(reply.len() < 4096, "a {} byte reply", reply.len());
+    assert!(reply.contains("--max-string-bytes"), "{reply}");
+    assert_eq!(env.sim.export_state()["state"]["enterprises"], json!({}));
+
+    // A value of the wrong type is quoted by serde: only an excerpt comes back.
+    let path = support::path("allocateShellNums", &[]);
+    let wrong = "9".repeat(10_000);
+    let raw = env.raw("POST", &path, Some(json!({ "size": wrong }))).await;
+    assert_eq!(raw.status, 299);
+    let reply = raw.body.to_string();
+    assert!(
+        reply.len() < 4096,
+        "a {} byte reply: {reply:.200}",
+        reply.len()
+    );
+}
+
+/// The plain listener speaks HTTP/1.1 only: an HTTP/2 client with prior knowledge is not
+/// served (its bounds are the TLS listener's, where ALPN chooses it), and HTTP/1.1 goes on.
+#[tokio::test]
+async fn plain_connections_do_not_speak_http2() {
+    let env = support::start().await;
+    let h2 = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let refused = h2
+        .get(format!("{}/__sandbox/v1/clock", env.sim.url()))
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await;
+    assert!(refused.is_err(), "served over HTTP/2: {refused:?}");
+    let http1 = reqwest::get(format!("{}/__sandbox/v1/clock", env.sim.url()))
+        .await
+        .unwrap();
+    assert_eq!(http1.status(), 200);
+}

@@ -154,7 +154,16 @@ impl Call {
             Ok(typed) => return Ok(typed),
             Err(e) => e,
         };
-        let short = format!("the request body does not match the schema: {error}");
+        let mut short = format!("the request body does not match the schema: {error}");
+        // serde's message quotes the value it refused: a reply echoes only an excerpt.
+        if short.len() > MAX_SHORT {
+            let mut end = MAX_SHORT;
+            while !short.is_char_boundary(end) {
+                end -= 1;
+            }
+            short.truncate(end);
+            short.push('…');
+        }
         // Finding the path reads the body a few times: bounded to bodies whose trees stay
         // small; a larger one keeps serde's message with its line and column.
         if json.len() <= MAX_LOCATED_BODY {
@@ -186,8 +195,13 @@ impl Call {
         if named.is_empty() {
             return;
         }
-        failure.cause = failure.cause.replace(&naming.short, &named);
-        failure.message = failure.message.replace(&naming.short, &named);
+        let partial = failure.partial.take();
+        *failure = crate::ops::Failure::with_message(
+            failure.code.clone(),
+            failure.message.replace(&naming.short, &named),
+            failure.cause.replace(&naming.short, &named),
+        );
+        failure.partial = partial;
     }
 }
 
@@ -216,6 +230,9 @@ fn named<T: DeserializeOwned>(bytes: &[u8]) -> Option<String> {
     };
     Some(name_the_field::<T>(&object, &e).unwrap_or(tracked))
 }
+
+/// The most of serde's message a refused body's cause quotes.
+const MAX_SHORT: usize = 512;
 
 /// The most documents [`locate`] reads to find a field: a body whose search would need
 /// more is named by the one-pass path instead.

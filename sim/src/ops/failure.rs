@@ -34,11 +34,30 @@ impl Failure {
     ) -> Self {
         Self {
             code,
-            message: message.into(),
-            cause: cause.into(),
+            message: excerpt(message.into()),
+            cause: excerpt(cause.into()),
             partial: None,
         }
     }
+}
+
+/// The most of a message or cause an error reply carries: what a request sent is echoed in
+/// the reply only as a short excerpt.
+pub(crate) const MAX_ECHO: usize = 1024;
+
+/// `text` cut to [`MAX_ECHO`] bytes at a character boundary, saying how much was left out.
+fn excerpt(mut text: String) -> String {
+    if text.len() <= MAX_ECHO {
+        return text;
+    }
+    let mut end = MAX_ECHO;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let left = text.len() - end;
+    text.truncate(end);
+    text.push_str(&format!("… ({left} more bytes)"));
+    text
 }
 
 /// The documents give messages by meaning; these are the simulator's wording.

@@ -85,6 +85,33 @@ fn redacted_target(parts: &Parts) -> Box<str> {
     format!("{path}?{}", query.join("&")).into()
 }
 
+/// The first JSON string in `body` longer than `max` bytes: where it starts and its length.
+/// One pass over the bytes, so that no field of any size is kept, echoed or decoded before
+/// it is refused.
+fn long_string(body: &[u8], max: usize) -> Option<(usize, usize)> {
+    if body.len() <= max {
+        return None;
+    }
+    let mut i = 0;
+    while i < body.len() {
+        if body[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        let start = i + 1;
+        let mut j = start;
+        while j < body.len() && body[j] != b'"' {
+            j += if body[j] == b'\\' { 2 } else { 1 };
+        }
+        let len = j.min(body.len()) - start;
+        if len > max {
+            return Some((start, len));
+        }
+        i = j + 1;
+    }
+    None
+}
+
 /// Whether a `Content-Type` header is present: the order document requires it on every
 /// endpoint, GETs included.
 fn has_content_type(parts: &Parts) -> bool {
@@ -125,6 +152,19 @@ async fn checks(
             op,
             "Content-Type: the header is required on every order-service request \
              (`application/json`)",
+        );
+        return (fail(failure), None, None);
+    }
+    if let Ok(bytes) = &body
+        && let Some((at, len)) = long_string(bytes, gate.max_string_bytes)
+    {
+        let failure = malformed(
+            op,
+            format!(
+                "a string in the request body (at byte {at}) has {len} bytes; the simulator \
+                 takes at most {} in one field (--max-string-bytes)",
+                gate.max_string_bytes
+            ),
         );
         return (fail(failure), None, None);
     }

@@ -29,6 +29,10 @@ use hooks::{AdminRequest, AdminRoute, Hooks};
 /// batch is ~40 MB.
 pub(crate) const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
 
+/// The longest string one field of a request body may hold, in bytes, unless configured
+/// otherwise. The documents give no lengths but a few names' (`30`, `200` characters).
+pub const DEFAULT_MAX_STRING_BYTES: usize = 16 * 1024;
+
 /// A request's body in memory, or why it could not be read.
 pub(crate) type ReadBody = Result<Bytes, String>;
 
@@ -43,6 +47,8 @@ pub(crate) struct Gate {
     pub credentials: Credentials,
     pub admin: admin::AdminAccess,
     pub nonces: std::sync::Mutex<NonceWindow>,
+    /// The longest string a request body may carry in one field, in bytes.
+    pub max_string_bytes: usize,
     pub hooks: Arc<dyn Hooks>,
 }
 

@@ -348,6 +348,21 @@ async fn drive<S, H: Handler>(
         .http1()
         .header_read_timeout(None)
         .max_buf_size(MAX_READ_BUFFER);
+    // HTTP/2 as HTTP/1.1 is bounded: as many requests in progress as a few HTTP/1.1
+    // connections, headers no larger than an HTTP/1.1 read buffer, and replies buffered
+    // per stream no larger than one.
+    builder
+        .http2()
+        .max_concurrent_streams(H2_MAX_STREAMS)
+        .max_header_list_size(MAX_READ_BUFFER as u32)
+        .max_send_buf_size(MAX_READ_BUFFER);
+    // HTTP/2 only where the client chose it through TLS's ALPN: a plain connection speaks
+    // HTTP/1.1, so the bounds above are the only HTTP/2 ones to keep.
+    let builder = if activity.h2.load(Ordering::Relaxed) {
+        builder.http2_only()
+    } else {
+        builder.http1_only()
+    };
     let service = Limited {
         app,
         server: Arc::clone(server),
@@ -357,7 +372,7 @@ async fn drive<S, H: Handler>(
         io,
         activity: Arc::clone(activity),
     });
-    let conn = builder.serve_connection_with_upgrades(io, service);
+    let conn = builder.serve_connection(io, service);
     tokio::pin!(conn);
     let watchers = Arc::new(Watchers::default());
     let watchers_waker = Waker::from(Arc::clone(&watchers));

@@ -123,6 +123,8 @@ const CLOSE_GRACE: Duration = Duration::from_millis(500);
 /// each of up to [`DEFAULT_MAX_CONNECTIONS`] connections can make the server hold before
 /// a request starts (hyper's default is about 400 KiB).
 const MAX_READ_BUFFER: usize = 64 * 1024;
+/// Requests one HTTP/2 connection (over TLS) may have in progress at once.
+const H2_MAX_STREAMS: u32 = 32;
 
 /// What the server bounds; set through [`SimulatorBuilder`](crate::SimulatorBuilder).
 #[derive(Clone, Copy, Debug)]
