@@ -34,6 +34,7 @@ struct Config {
     nonce_window: Duration,
     nonce_capacity: usize,
     journal_capacity: usize,
+    journal_bytes: usize,
 }
 
 /// Tokens stay out of logs, as the SDK keeps its own.
@@ -51,6 +52,7 @@ impl std::fmt::Debug for Config {
             .field("nonce_window", &self.nonce_window)
             .field("nonce_capacity", &self.nonce_capacity)
             .field("journal_capacity", &self.journal_capacity)
+            .field("journal_bytes", &self.journal_bytes)
             .finish()
     }
 }
@@ -107,6 +109,7 @@ impl Default for SimulatorBuilder {
                 nonce_window: DEFAULT_NONCE_WINDOW,
                 nonce_capacity: DEFAULT_NONCE_CAPACITY,
                 journal_capacity: DEFAULT_JOURNAL_CAPACITY,
+                journal_bytes: crate::DEFAULT_JOURNAL_BYTES,
             },
             region: None,
             faults: FaultSettings::default(),
@@ -214,6 +217,14 @@ impl SimulatorBuilder {
     /// [`DEFAULT_JOURNAL_CAPACITY`]; 0 keeps none and skips the journal's work).
     pub fn journal_capacity(mut self, capacity: usize) -> Self {
         self.config.journal_capacity = capacity;
+        self
+    }
+
+    /// How many bytes of requests and replies the journal keeps at once (default
+    /// [`DEFAULT_JOURNAL_BYTES`](crate::DEFAULT_JOURNAL_BYTES)); the oldest entries go
+    /// first, as when it holds [`journal_capacity`](Self::journal_capacity) entries.
+    pub fn journal_max_bytes(mut self, bytes: usize) -> Self {
+        self.config.journal_bytes = bytes;
         self
     }
 
@@ -397,6 +408,7 @@ impl SimulatorBuilder {
             nonce_window,
             nonce_capacity,
             journal_capacity,
+            journal_bytes,
         } = self.config;
         let db = match &self.state_file {
             Some(path) => {
@@ -416,7 +428,7 @@ impl SimulatorBuilder {
         let sandbox = Arc::new(Sandbox {
             db: Arc::clone(&db),
             faults: Faults::new(self.faults),
-            journal: Journal::new(journal_capacity),
+            journal: Journal::new(journal_capacity, journal_bytes),
             rules: Rules::default(),
             limits: self.sandbox_limits,
         });

@@ -52,7 +52,7 @@ pub use sandbox::{
     PREFIX as ADMIN_PREFIX,
     clock::Clock,
     faults::{FaultSettings, Faults},
-    journal::DEFAULT_JOURNAL_CAPACITY,
+    journal::{DEFAULT_JOURNAL_BYTES, DEFAULT_JOURNAL_CAPACITY},
 };
 pub use server::{
     DEFAULT_BODY_BUDGET, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,

@@ -165,6 +165,10 @@ struct Args {
     )]
     allowed_hosts: Vec<String>,
 
+    /// Bytes of requests and replies the journal keeps at once (the oldest go first).
+    #[arg(long, env = "LICENSING_SIM_JOURNAL_MAX_BYTES", value_name = "BYTES", default_value_t = sim::DEFAULT_JOURNAL_BYTES)]
+    journal_max_bytes: usize,
+
     /// Requests the journal keeps, newest last (0: no journal).
     #[arg(long, env = "LICENSING_SIM_JOURNAL_CAPACITY", default_value_t = sim::DEFAULT_JOURNAL_CAPACITY)]
     journal_capacity: usize,
@@ -260,6 +264,7 @@ async fn main() -> ExitCode {
         .trial_member_limit(args.trial_member_limit)
         .nonce_window(Duration::from_secs(args.nonce_window_secs))
         .journal_capacity(args.journal_capacity)
+        .journal_max_bytes(args.journal_max_bytes)
         .header_timeout(Duration::from_secs(args.header_timeout_secs))
         .body_timeout(Duration::from_secs(args.body_timeout_secs))
         .idle_timeout(Duration::from_secs(args.idle_timeout_secs))

@@ -29,16 +29,23 @@ pub(crate) const MAX_KEPT_BODY: usize = 64 * 1024;
 /// What a secret is replaced with.
 pub(crate) const REDACTED: &str = "[REDACTED]";
 
+/// Bytes of requests and replies kept at once unless configured otherwise
+/// (`--journal-max-bytes`).
+pub const DEFAULT_JOURNAL_BYTES: usize = 32 * 1024 * 1024;
+
 /// The journal of a running simulator.
 #[derive(Debug)]
 pub(crate) struct Journal {
     capacity: usize,
+    max_bytes: usize,
     inner: Mutex<Inner>,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
     entries: VecDeque<Kept>,
+    /// What the entries hold, in bytes (targets and kept bodies).
+    bytes: usize,
     next_seq: i64,
     dropped: i64,
 }
@@ -69,6 +76,14 @@ enum Raw {
 }
 
 impl Raw {
+    /// The bytes it holds.
+    fn size(&self) -> usize {
+        match self {
+            Raw::Kept(bytes) => bytes.len(),
+            Raw::Omitted(_) => 0,
+        }
+    }
+
     fn new(bytes: Bytes) -> Self {
         if bytes.len() > MAX_KEPT_BODY {
             Raw::Omitted(bytes.len())
@@ -87,6 +102,11 @@ impl Raw {
 }
 
 impl Kept {
+    /// The bytes it holds, as the journal's byte bound counts them.
+    fn size(&self) -> usize {
+        self.target.len() + self.request_body.size() + self.reply_body.size()
+    }
+
     fn code(&self) -> Option<String> {
         match (&self.code, &self.reply_body) {
             (Some(code), _) => code.clone(),
@@ -128,9 +148,10 @@ pub(crate) struct Filter {
 }
 
 impl Journal {
-    pub fn new(capacity: usize) -> Self {
+    pub fn new(capacity: usize, max_bytes: usize) -> Self {
         Self {
             capacity,
+            max_bytes,
             inner: Mutex::default(),
         }
     }
@@ -172,16 +193,24 @@ impl Journal {
             fault: exchange.fault,
             duration: exchange.duration,
         };
+        let size = kept.size();
         let evicted = {
             let mut inner = self.inner();
             inner.next_seq += 1;
             kept.seq = inner.next_seq;
-            let evicted = if inner.entries.len() == self.capacity {
+            // Bounded in entries and in bytes: the oldest go first.
+            let mut evicted = Vec::new();
+            while !inner.entries.is_empty()
+                && (inner.entries.len() >= self.capacity || inner.bytes + size > self.max_bytes)
+            {
+                let Some(old) = inner.entries.pop_front() else {
+                    break;
+                };
+                inner.bytes -= old.size();
                 inner.dropped += 1;
-                inner.entries.pop_front()
-            } else {
-                None
-            };
+                evicted.push(old);
+            }
+            inner.bytes += size;
             inner.entries.push_back(kept);
             evicted
         };
@@ -223,6 +252,7 @@ impl Journal {
     pub fn clear(&self) {
         let mut inner = self.inner();
         inner.entries.clear();
+        inner.bytes = 0;
         inner.dropped = 0;
     }
 }
@@ -318,8 +348,26 @@ mod tests {
     }
 
     #[test]
+    fn bounded_in_bytes_as_well_as_entries() {
+        let journal = Journal::new(1000, 200 * 1024);
+        let body = Bytes::from(vec![b'x'; 60 * 1024]);
+        for i in 0..10 {
+            journal.push(Exchange {
+                request_body: body.clone(),
+                ..entry("op", "0", i)
+            });
+        }
+        let page = journal.read(&Filter::default());
+        assert_eq!(page.entries.len(), 3, "three 60 KiB bodies fit in 200 KiB");
+        assert_eq!(page.entries[0].time, 7, "the oldest went first");
+        let inner = journal.inner();
+        assert!(inner.bytes <= 200 * 1024, "{} bytes held", inner.bytes);
+        assert_eq!(inner.dropped, 7);
+    }
+
+    #[test]
     fn read_as_received_shown_redacted() {
-        let journal = Journal::new(4);
+        let journal = Journal::new(4, DEFAULT_JOURNAL_BYTES);
         journal.push(Exchange {
             target: "/p/q?g_nonce=n1&appKey=k-secret".into(),
             request_body: Bytes::from_static(br#"{"password":"pw-secret","size":1}"#),
@@ -378,7 +426,7 @@ mod tests {
 
     #[test]
     fn bounded_filtered_and_cleared() {
-        let journal = Journal::new(3);
+        let journal = Journal::new(3, DEFAULT_JOURNAL_BYTES);
         for (i, op) in ["a", "b", "a", "b"].into_iter().enumerate() {
             journal.push(entry(op, if i == 3 { "500" } else { "0" }, i as i64));
         }
