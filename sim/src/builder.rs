@@ -105,6 +105,9 @@ impl Default for SimulatorBuilder {
                 settings: Settings {
                     password_length: DEFAULT_PASSWORD_LENGTH,
                     trial_member_limit: DEFAULT_TRIAL_MEMBER_LIMIT,
+                    max_enterprises: crate::DEFAULT_MAX_ENTERPRISES,
+                    max_members: crate::DEFAULT_MAX_MEMBERS,
+                    max_orders: crate::DEFAULT_MAX_ORDERS,
                 },
                 nonce_window: DEFAULT_NONCE_WINDOW,
                 nonce_capacity: DEFAULT_NONCE_CAPACITY,
@@ -191,6 +194,22 @@ impl SimulatorBuilder {
     /// simulator on loopback).
     pub fn admin_token(mut self, token: impl Into<String>) -> Self {
         self.config.admin_token = Some(token.into());
+        self
+    }
+
+    /// The most enterprises, employees and license orders the state may hold (defaults
+    /// [`DEFAULT_MAX_ENTERPRISES`](crate::DEFAULT_MAX_ENTERPRISES),
+    /// [`DEFAULT_MAX_MEMBERS`](crate::DEFAULT_MAX_MEMBERS),
+    /// [`DEFAULT_MAX_ORDERS`](crate::DEFAULT_MAX_ORDERS)): a call that would pass one is
+    /// refused whole with the operation's code for an invalid request (`13004`; `40000` for
+    /// `addMembers`), naming the bound.
+    pub fn max_records(mut self, enterprises: usize, members: usize, orders: usize) -> Self {
+        let settings = &mut self.config.settings;
+        (
+            settings.max_enterprises,
+            settings.max_members,
+            settings.max_orders,
+        ) = (enterprises, members, orders);
         self
     }
 

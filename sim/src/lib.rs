@@ -46,6 +46,7 @@ use std::{io, net::SocketAddr, ops::RangeInclusive, sync::Arc, time::Duration};
 
 use tokio::{sync::oneshot, task::JoinHandle};
 
+pub use ops::{DEFAULT_MAX_ENTERPRISES, DEFAULT_MAX_MEMBERS, DEFAULT_MAX_ORDERS};
 pub use protocol::DEFAULT_MAX_STRING_BYTES;
 pub use sandbox::{
     DEFAULT_MAX_IMPORT_BYTES, DEFAULT_MAX_SEED_BYTES, DEFAULT_MAX_SEED_RECORDS,

@@ -67,6 +67,18 @@ struct Args {
     #[arg(long, env = "LICENSING_SIM_RECOVER")]
     recover: bool,
 
+    /// Enterprises the state may hold at most.
+    #[arg(long, env = "LICENSING_SIM_MAX_ENTERPRISES", default_value_t = sim::DEFAULT_MAX_ENTERPRISES)]
+    max_enterprises: usize,
+
+    /// Employees the state may hold at most.
+    #[arg(long, env = "LICENSING_SIM_MAX_EMPLOYEES", default_value_t = sim::DEFAULT_MAX_MEMBERS)]
+    max_employees: usize,
+
+    /// License orders the state may hold at most.
+    #[arg(long, env = "LICENSING_SIM_MAX_ORDERS", default_value_t = sim::DEFAULT_MAX_ORDERS)]
+    max_orders: usize,
+
     /// Longest string one field of a request body may hold, in bytes.
     #[arg(long, env = "LICENSING_SIM_MAX_STRING_BYTES", value_name = "BYTES", default_value_t = sim::DEFAULT_MAX_STRING_BYTES)]
     max_string_bytes: usize,
@@ -256,6 +268,7 @@ async fn main() -> ExitCode {
         .user_token(args.user_token)
         .state_log_limit(args.state_log_limit)
         .recover(args.recover)
+        .max_records(args.max_enterprises, args.max_employees, args.max_orders)
         .max_string_bytes(args.max_string_bytes)
         .max_seed_bytes(args.max_seed_bytes)
         .max_seed_records(args.max_seed_records)

@@ -247,3 +247,69 @@ async fn plain_connections_do_not_speak_http2() {
         .unwrap();
     assert_eq!(http1.status(), 200);
 }
+
+/// No client grows the state without bound: past the configured counts a call is refused
+/// whole, naming the bound, and nothing of it is kept.
+#[tokio::test]
+async fn the_state_holds_at_most_its_configured_records() {
+    use licensing_sim::Simulator;
+    // createEnterprise makes two employees; each enterprise here takes two.
+    let env = support::start_with(Simulator::builder().max_records(2, 5, 1)).await;
+    let first = env.enterprise("One").await;
+    let second = env
+        .order
+        .create_enterprise()
+        .body(
+            licensing_sdk::order::types::CreateEnterpriseRequest::builder()
+                .crm_customer_id("CRM-2")
+                .customer_name("Two")
+                .branch_name("North"),
+        )
+        .await;
+    assert!(second.is_ok(), "{second:?}");
+    let path = support::path("createEnterprise", &[]);
+    let third = env
+        .raw(
+            "POST",
+            &path,
+            Some(json!({"crmCustomerId": "CRM-3", "customerName": "Three", "branchName": "N"})),
+        )
+        .await;
+    assert_eq!(third.body["code"], "13004", "{:?}", third.body);
+    assert!(third.body.to_string().contains("--max-enterprises"));
+    assert_eq!(
+        env.sim.export_state()["state"]["enterprises"]
+            .as_object()
+            .unwrap()
+            .len(),
+        2
+    );
+    // Four employees so far (two per enterprise): one more fits, two do not.
+    let members = support::path("addMembers", &[&first.global_id]);
+    let two = json!({"userList": [
+        {"userName": "ann", "password": "Secret-123", "name": "Ann"},
+        {"userName": "ben", "password": "Secret-123", "name": "Ben"}]});
+    let refused = env.raw("POST", &members, Some(two)).await;
+    assert_eq!(refused.body["code"], "40000", "{:?}", refused.body);
+    assert!(refused.body.to_string().contains("--max-employees"));
+    env.add_member(&first, "cid").await;
+    // One license order fits.
+    let nums = env.allocate(2).await;
+    env.buy(&first, "normal_recover_usbkey", &nums[..1], "urn:p:cad", 1)
+        .await;
+    let order = support::new_buy(
+        &first,
+        "normal_recover_usbkey",
+        json!([{ "assetNos": [nums[1]], "products": [support::product("urn:p:cad", 1)] }]),
+    );
+    let batch = support::path("batchOrder", &[]);
+    let refused = env
+        .raw(
+            "POST",
+            &format!("{batch}?appKey=k"),
+            Some(serde_json::to_value(support::batch(vec![order])).unwrap()),
+        )
+        .await;
+    assert_eq!(refused.body["code"], "13004", "{:?}", refused.body);
+    assert!(refused.body.to_string().contains("--max-orders"));
+}

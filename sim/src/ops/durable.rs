@@ -134,10 +134,19 @@ fn settings_json(settings: &Settings) -> Value {
     serde_json::json!({
         "passwordLength": [settings.password_length.start(), settings.password_length.end()],
         "trialMemberLimit": settings.trial_member_limit,
+        "maxEnterprises": settings.max_enterprises,
+        "maxMembers": settings.max_members,
+        "maxOrders": settings.max_orders,
     })
 }
 
 fn settings_of(json: &Value) -> Option<Settings> {
+    let count = |name: &str, default: usize| {
+        json.get(name)
+            .and_then(Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(default)
+    };
     let [min, max] = json.get("passwordLength")?.as_array()?.as_slice() else {
         return None;
     };
@@ -145,6 +154,9 @@ fn settings_of(json: &Value) -> Option<Settings> {
         password_length: usize::try_from(min.as_u64()?).ok()?
             ..=usize::try_from(max.as_u64()?).ok()?,
         trial_member_limit: usize::try_from(json.get("trialMemberLimit")?.as_u64()?).ok()?,
+        max_enterprises: count("maxEnterprises", super::DEFAULT_MAX_ENTERPRISES),
+        max_members: count("maxMembers", super::DEFAULT_MAX_MEMBERS),
+        max_orders: count("maxOrders", super::DEFAULT_MAX_ORDERS),
     })
 }
 

@@ -39,6 +39,37 @@ pub(crate) struct Settings {
     pub password_length: RangeInclusive<usize>,
     /// Trial member accounts one enterprise may hold (`60009` beyond).
     pub trial_member_limit: usize,
+    /// Records the whole state may hold, so that no client can grow it without bound:
+    /// enterprises, employees and license orders.
+    pub max_enterprises: usize,
+    pub max_members: usize,
+    pub max_orders: usize,
+}
+
+/// Enterprises the state holds at most unless configured otherwise.
+pub const DEFAULT_MAX_ENTERPRISES: usize = 100_000;
+/// Employees the state holds at most unless configured otherwise.
+pub const DEFAULT_MAX_MEMBERS: usize = 1_000_000;
+/// License orders the state holds at most unless configured otherwise.
+pub const DEFAULT_MAX_ORDERS: usize = 1_000_000;
+
+impl Settings {
+    /// Refused when the state already holds `max` records of a kind and `adding` more
+    /// would pass it: the cause names the bound and its flag.
+    pub fn room(
+        held: usize,
+        adding: usize,
+        max: usize,
+        what: &str,
+        flag: &str,
+    ) -> Result<(), String> {
+        if held.saturating_add(adding) > max {
+            return Err(format!(
+                "the simulator holds {held} {what}, and takes at most {max} ({flag})"
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The services' state and everything that changes it.

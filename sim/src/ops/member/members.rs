@@ -28,6 +28,15 @@ pub(crate) fn add_members(sim: &Db, call: &Call) -> Result<m::AddMembersResult, 
             format!("no enterprise {enterprise:?}, so no enterprise code to append"),
         ));
     };
+    let c = &sim.config;
+    Settings::room(
+        state.members.len(),
+        items.len(),
+        c.max_members,
+        "employees",
+        "--max-employees",
+    )
+    .map_err(empty)?;
     let mut result = m::AddMembersResult {
         succeeded: Vec::new(),
         failed: Vec::new(),

@@ -26,7 +26,7 @@ pub(crate) use products::list_asset_products;
 #[allow(unused_imports)]
 use {assign::*, lists::*, members::*};
 
-use super::{Call, Db, Failure, Service};
+use super::{Call, Db, Failure, Service, Settings};
 use crate::state::{
     Asset, Loan, Member, MerchandiseRecord, NewMember, ProductRecord, State, rules,
 };

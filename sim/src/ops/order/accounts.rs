@@ -33,7 +33,18 @@ pub(crate) fn bind_enterprise(sim: &Db, call: &Call) -> Result<o::EnterpriseCust
     let channel = (req.channel_code.clone(), req.channel_customer_id.clone());
     let enterprise = match state.enterprise_by_name.get(&req.enterprise_name) {
         Some(eg) => eg.clone(),
-        None => state.new_enterprise(&req.enterprise_name),
+        None => {
+            let c = &sim.config;
+            Settings::room(
+                state.enterprises.len(),
+                1,
+                c.max_enterprises,
+                "enterprises",
+                "--max-enterprises",
+            )
+            .map_err(invalid)?;
+            state.new_enterprise(&req.enterprise_name)
+        }
     };
     let id = state.new_customer(
         &enterprise,
@@ -72,6 +83,15 @@ pub(crate) fn create_enterprise(
             req.customer_name
         )));
     }
+    let c = &sim.config;
+    Settings::room(
+        state.enterprises.len(),
+        1,
+        c.max_enterprises,
+        "enterprises",
+        "--max-enterprises",
+    )
+    .map_err(invalid)?;
     let enterprise = state.new_enterprise(&req.customer_name);
     state.new_customer(
         &enterprise,

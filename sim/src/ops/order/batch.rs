@@ -71,6 +71,15 @@ pub(crate) fn batch_order(sim: &Db, call: &Call) -> Result<Vec<o::BatchOrderResu
         )));
     }
     let mut state = sim.state_mut();
+    let c = &sim.config;
+    Settings::room(
+        state.orders.len(),
+        req.order_list.len(),
+        c.max_orders,
+        "license orders",
+        "--max-orders",
+    )
+    .map_err(invalid)?;
     let now = sim.clock.now_ms();
     let plans = {
         let allocator = sim.allocator();

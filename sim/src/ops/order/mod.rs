@@ -22,7 +22,7 @@ pub(crate) use locks::{disable_locks, enable_locks};
 #[allow(unused_imports)]
 use {apply::*, batch::*, check::*};
 
-use super::{Call, Db, Failure, Service};
+use super::{Call, Db, Failure, Service, Settings};
 use crate::state::{
     Allocator, Asset, Customer, LicenseOrder, MerchandiseRecord, NewCustomer, NewMember, Origin,
     ProductRecord, State, is_asset_number, rules::is_mobile_number,
