@@ -33,18 +33,7 @@ pub(crate) fn bind_enterprise(sim: &Db, call: &Call) -> Result<o::EnterpriseCust
     let channel = (req.channel_code.clone(), req.channel_customer_id.clone());
     let enterprise = match state.enterprise_by_name.get(&req.enterprise_name) {
         Some(eg) => eg.clone(),
-        None => {
-            let c = &sim.config;
-            Settings::room(
-                state.enterprises.len(),
-                1,
-                c.max_enterprises,
-                "enterprises",
-                "--max-enterprises",
-            )
-            .map_err(invalid)?;
-            state.new_enterprise(&req.enterprise_name)
-        }
+        None => new_enterprise(sim, &mut state, &req.enterprise_name)?,
     };
     let id = state.new_customer(
         &enterprise,
@@ -83,16 +72,7 @@ pub(crate) fn create_enterprise(
             req.customer_name
         )));
     }
-    let c = &sim.config;
-    Settings::room(
-        state.enterprises.len(),
-        1,
-        c.max_enterprises,
-        "enterprises",
-        "--max-enterprises",
-    )
-    .map_err(invalid)?;
-    let enterprise = state.new_enterprise(&req.customer_name);
+    let enterprise = new_enterprise(sim, &mut state, &req.customer_name)?;
     state.new_customer(
         &enterprise,
         NewCustomer {
@@ -210,4 +190,18 @@ pub(crate) fn update_enterprise(sim: &Db, call: &Call) -> Result<(), Failure> {
         customer.address = req.address;
     }
     Ok(())
+}
+
+/// A new enterprise, when the state has room for one more.
+fn new_enterprise(sim: &Db, state: &mut State, name: &str) -> Result<String, Failure> {
+    let max = sim.config.max_enterprises;
+    Settings::room(
+        state.enterprises.len(),
+        1,
+        max,
+        "enterprises",
+        "--max-enterprises",
+    )
+    .map_err(invalid)?;
+    Ok(state.new_enterprise(name))
 }
