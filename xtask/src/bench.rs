@@ -91,7 +91,18 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
     report.batch(&batch);
 
     step("4. paging");
-    let sim = Server::licensing_sim(&bins, &["--trial-member-limit", PAGING_MEMBERS])?;
+    // One seed makes every employee: past the simulator's default bounds for seeds.
+    let sim = Server::licensing_sim(
+        &bins,
+        &[
+            "--trial-member-limit",
+            PAGING_MEMBERS,
+            "--max-seed-records",
+            "1000000",
+            "--max-seed-bytes",
+            "268435456",
+        ],
+    )?;
     let paging = bench_json(
         &bins,
         "paging",
