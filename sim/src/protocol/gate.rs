@@ -92,22 +92,33 @@ fn long_string(body: &[u8], max: usize) -> Option<(usize, usize)> {
     if body.len() <= max {
         return None;
     }
-    let mut i = 0;
-    while i < body.len() {
-        if body[i] != b'"' {
-            i += 1;
-            continue;
+    // Outside a string, a quote opens one; inside, the next quote not escaped closes it.
+    // memchr finds both at memory speed: the scan costs little beside the decode.
+    let mut at = 0;
+    while let Some(open) = memchr::memchr(b'"', &body[at..]) {
+        let start = at + open + 1;
+        let mut end = start;
+        loop {
+            match memchr::memchr2(b'"', b'\\', &body[end.min(body.len())..]) {
+                None => {
+                    end = body.len();
+                    break;
+                }
+                Some(k) if body[end + k] == b'\\' => end += k + 2,
+                Some(k) => {
+                    end += k;
+                    break;
+                }
+            }
         }
-        let start = i + 1;
-        let mut j = start;
-        while j < body.len() && body[j] != b'"' {
-            j += if body[j] == b'\\' { 2 } else { 1 };
+        let end = end.min(body.len());
+        if end - start > max {
+            return Some((start, end - start));
         }
-        let len = j.min(body.len()) - start;
-        if len > max {
-            return Some((start, len));
+        at = end + 1;
+        if at >= body.len() {
+            break;
         }
-        i = j + 1;
     }
     None
 }
@@ -249,5 +260,26 @@ async fn apply(effect: Effect, response: Response) -> Response {
                 Response::from_parts(parts, Body::from_stream(stream))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::long_string;
+
+    #[test]
+    fn long_strings_are_found_escapes_and_all() {
+        let body = br#"{"a":"short","b":"0123456789"}"#;
+        assert_eq!(long_string(body, 100), None, "the body is within the bound");
+        assert_eq!(long_string(body, 9), Some((18, 10)));
+        assert_eq!(long_string(body, 10), None);
+        let escaped = br#"{"k":"ab\"cd"}"#;
+        assert_eq!(
+            long_string(escaped, 5),
+            Some((6, 6)),
+            "an escaped quote is inside"
+        );
+        let unterminated = br#"{"a":"abcdefghijklmnop"#;
+        assert_eq!(long_string(unterminated, 4), Some((6, 16)));
     }
 }
