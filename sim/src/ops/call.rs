@@ -6,7 +6,8 @@ use std::{
     sync::{Mutex, PoisonError},
 };
 
-use axum::{body::Bytes, http::HeaderValue};
+use axum::http::HeaderValue;
+use bytes::Bytes;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
