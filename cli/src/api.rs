@@ -84,27 +84,11 @@ pub async fn run(ctx: &Context, m: &ArgMatches, sink: &mut Sink) -> Result<(), C
     let response = match service {
         Service::Order => {
             let client = ctx.order_client()?;
-            let request = build(
-                client.client(),
-                client.baseurl(),
-                method,
-                path,
-                &queries,
-                body,
-            )?;
-            send(&client, request, &info).await?
+            build_and_send(&client, method, path, &queries, body, &info).await?
         }
         Service::Member => {
             let client = ctx.member_client()?;
-            let request = build(
-                client.client(),
-                client.baseurl(),
-                method,
-                path,
-                &queries,
-                body,
-            )?;
-            send(&client, request, &info).await?
+            build_and_send(&client, method, path, &queries, body, &info).await?
         }
     };
     let status = response.status();
@@ -162,6 +146,31 @@ fn build(
     builder
         .build()
         .map_err(|e| CliError::usage(format!("cannot build the request: {e}")))
+}
+
+/// The raw request on `client`'s connection and base URL, sent through its hooks.
+async fn build_and_send<C>(
+    client: &C,
+    method: reqwest::Method,
+    path: &str,
+    queries: &[(String, String)],
+    body: Option<Vec<u8>>,
+    info: &OperationInfo,
+) -> Result<reqwest::Response, CliError>
+where
+    C: ClientHooks<licensing_sdk::runtime::Runtime>
+        + ClientInfo<licensing_sdk::runtime::Runtime>
+        + Sync,
+{
+    let request = build(
+        client.client(),
+        client.baseurl(),
+        method,
+        path,
+        queries,
+        body,
+    )?;
+    send(client, request, info).await
 }
 
 /// Sends through the client's own hooks: the same credentials, `g_nonce`, origin check and
