@@ -16,7 +16,7 @@ use crate::{
     Clock, DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_JOURNAL_CAPACITY,
     DEFAULT_NONCE_CAPACITY, DEFAULT_NONCE_WINDOW, DEFAULT_PASSWORD_LENGTH, DEFAULT_STATE_LOG_LIMIT,
     DEFAULT_TRIAL_MEMBER_LIMIT, DEFAULT_USER_TOKEN, FaultSettings, Faults, Region, Simulator,
-    TlsConfig, admin,
+    TlsConfig, admin, console,
     ops::{Db, Loaded, OpenOptions, Settings},
     protocol::{self, App, Credentials, Gate, NonceWindow, admin::AdminAccess},
     sandbox::{self, Sandbox, journal::Journal, rules::Rules},
@@ -87,6 +87,7 @@ pub struct SimulatorBuilder {
     write_faults: store::WriteFaults,
     limits: server::Limits,
     sandbox_limits: sandbox::Limits,
+    deviations: Option<Arc<dyn sandbox::conformance::DeviationSource>>,
 }
 
 impl Default for SimulatorBuilder {
@@ -124,6 +125,7 @@ impl Default for SimulatorBuilder {
             write_faults: store::WriteFaults::default(),
             sandbox_limits: sandbox::Limits::default(),
             limits: server::Limits::default(),
+            deviations: None,
         }
     }
 }
@@ -415,6 +417,16 @@ impl SimulatorBuilder {
         self
     }
 
+    /// Where the console's Conformance page reads a conformance proxy's findings from
+    /// (default none: the page says the proxy is not running).
+    pub fn deviation_source(
+        mut self,
+        source: Arc<dyn sandbox::conformance::DeviationSource>,
+    ) -> Self {
+        self.deviations = Some(source);
+        self
+    }
+
     /// Loads the state file, if any, then binds the address and starts serving on the
     /// current Tokio runtime.
     pub async fn start(self) -> io::Result<Simulator> {
@@ -450,7 +462,9 @@ impl SimulatorBuilder {
             journal: Journal::new(journal_capacity, journal_bytes),
             rules: Rules::default(),
             limits: self.sandbox_limits,
+            deviations: sandbox::Deviations::default(),
         });
+        sandbox.deviations.set(self.deviations.clone());
         // A state file that already holds records was seeded before (or has better).
         let fresh = db.counts().0 == 0;
         if let Some(seed) = self.seed.as_ref().filter(|_| fresh) {
@@ -463,7 +477,9 @@ impl SimulatorBuilder {
             loopback_port: addr.ip().is_loopback().then_some(addr.port()),
             scheme: if self.tls.is_some() { "https" } else { "http" },
             allowed_hosts,
+            sessions: Arc::default(),
         };
+        let pages = console::pages(&sandbox, &admin);
         let gate = Gate {
             db: Arc::clone(&db),
             credentials,
@@ -472,7 +488,7 @@ impl SimulatorBuilder {
             max_string_bytes,
             hooks: Arc::clone(&sandbox) as Arc<dyn protocol::hooks::Hooks>,
         };
-        let app = App::new(gate, sandbox.routes());
+        let app = App::new(gate, sandbox.routes(), Some(pages));
         let (stop, stopped) = oneshot::channel::<()>();
         let is_tls = self.tls.is_some();
         let server = Arc::new(server::Server::new(self.limits));

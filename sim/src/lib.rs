@@ -32,6 +32,7 @@
 //! ```
 
 mod builder;
+mod console;
 mod ops;
 mod protocol;
 mod sandbox;
@@ -41,6 +42,7 @@ mod store;
 
 pub use builder::{SimulatorBuilder, StateWriteFaults};
 pub use sandbox::client as admin;
+pub use sandbox::conformance;
 
 use std::{io, net::SocketAddr, ops::RangeInclusive, sync::Arc, time::Duration};
 

@@ -14,7 +14,12 @@ use axum::{
     response::Response,
 };
 
-use super::{admin_error, auth};
+use std::sync::Arc;
+
+use super::{
+    admin_error, auth,
+    session::{self, SessionInfo, Sessions},
+};
 
 /// The names a loopback listener answers to, with its port.
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
@@ -30,11 +35,55 @@ pub(crate) struct AdminAccess {
     pub scheme: &'static str,
     /// More names `Host` may carry (any port): a container's name, say.
     pub allowed_hosts: Vec<String>,
+    /// Browser sessions opened by signing in with the token.
+    pub sessions: Arc<Sessions>,
+}
+
+/// Which of the admin checks a route needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Guard {
+    /// Every check, the admin token (or a session standing for it) included: the admin
+    /// API and the admin pages.
+    Token,
+    /// The checks of a web page's request but no token: the sign-in form, which is how
+    /// the token is given.
+    SignIn,
+    /// The `Host` check only: files with no data in them (a page's script and style).
+    Public,
+}
+
+/// Why a request to an admin route was refused.
+#[derive(Debug)]
+pub(crate) struct Refused {
+    pub status: StatusCode,
+    pub message: String,
+}
+
+impl Refused {
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+        }
+    }
+
+    /// As the admin API answers it: `{"message": …}`.
+    pub fn into_response(self) -> Response {
+        admin_error(self.status, &self.message)
+    }
 }
 
 impl AdminAccess {
-    /// The refusal of an admin request, or `None` to let it through.
+    /// The refusal of an admin API request, or `None` to let it through.
     pub fn refusal(&self, parts: &Parts) -> Option<Response> {
+        self.check(parts, Guard::Token)
+            .err()
+            .map(Refused::into_response)
+    }
+
+    /// Whether a request to a route guarded by `guard` may go on: with what its session
+    /// gives a page, or why not.
+    pub fn check(&self, parts: &Parts, guard: Guard) -> Result<SessionInfo, Refused> {
         let host = parts
             .headers
             .get(header::HOST)
@@ -45,51 +94,102 @@ impl AdminAccess {
             && !host.as_deref().is_some_and(|h| self.host_allowed(h, port))
         {
             let shown = host.as_deref().unwrap_or("(none)");
-            return Some(admin_error(
+            return Err(Refused::new(
                 StatusCode::FORBIDDEN,
-                &format!(
+                format!(
                     "Host {shown:?} is not this simulator's: it answers to localhost, 127.0.0.1 \
                      or [::1] with port {port} (allow another name with --allowed-host)"
                 ),
             ));
         }
+        let info = SessionInfo::default();
+        if guard == Guard::Public {
+            return Ok(info);
+        }
         if changes_state(&parts.method) {
             if let Some(site) = header_text(parts, "sec-fetch-site")
                 && matches!(site.as_str(), "cross-site" | "same-site")
             {
-                return Some(admin_error(
+                return Err(Refused::new(
                     StatusCode::FORBIDDEN,
-                    &format!("a {site} request from a web page may not change the sandbox"),
+                    format!("a {site} request from a web page may not change the sandbox"),
                 ));
             }
             if let Some(origin) = header_text(parts, "origin") {
                 let own = host.map(|h| format!("{}://{h}", self.scheme));
                 if !own.is_some_and(|own| own.eq_ignore_ascii_case(&origin)) {
-                    return Some(admin_error(
+                    return Err(Refused::new(
                         StatusCode::FORBIDDEN,
-                        &format!(
+                        format!(
                             "Origin {origin:?} is not this simulator's own: a web page may not \
                              change the sandbox"
                         ),
                     ));
                 }
             }
-            if has_body(parts) && !is_json(parts) {
-                return Some(admin_error(
+            // The sign-in form is the one admin body a browser sends as a form.
+            if guard == Guard::Token && has_body(parts) && !is_json(parts) {
+                return Err(Refused::new(
                     StatusCode::UNSUPPORTED_MEDIA_TYPE,
                     "the admin API takes bodies as Content-Type: application/json only",
                 ));
             }
         }
-        let token = self.token.as_ref()?;
+        let Some(token) = self.token.as_ref().filter(|_| guard == Guard::Token) else {
+            return Ok(info);
+        };
         let given = auth::bearer(&parts.headers);
         if given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
-            return None;
+            return Ok(info);
         }
-        Some(admin_error(
+        if given.is_none()
+            && let Some(csrf) = session::cookie(parts).and_then(|id| self.sessions.csrf(&id))
+        {
+            // The cookie goes with every request the browser makes to this origin; what
+            // changes state must also show the token only the simulator's pages can read.
+            let shown = parts
+                .headers
+                .get(session::CSRF_HEADER)
+                .is_some_and(|v| constant_time_eq(v.as_bytes(), csrf.as_bytes()));
+            if changes_state(&parts.method) && !shown {
+                return Err(Refused::new(
+                    StatusCode::FORBIDDEN,
+                    format!(
+                        "a change made with a session needs its anti-forgery token in the {} \
+                         header",
+                        session::CSRF_HEADER
+                    ),
+                ));
+            }
+            return Ok(SessionInfo { csrf: Some(csrf) });
+        }
+        Err(Refused::new(
             StatusCode::UNAUTHORIZED,
-            "the admin API needs `Authorization: Bearer <admin token>`",
+            "the admin API needs `Authorization: Bearer <admin token>` (or, in a browser, a \
+             session opened by signing in at /__sandbox/)",
         ))
+    }
+
+    /// Opens a session for a browser that gave `given` as the admin token: the
+    /// `Set-Cookie` value, or `None` when the token is wrong. With no admin token set, no
+    /// session is needed, and none is opened.
+    pub fn sign_in(&self, given: &str) -> Result<Option<String>, ()> {
+        let Some(token) = &self.token else {
+            return Ok(None);
+        };
+        if !constant_time_eq(given.trim().as_bytes(), token.as_bytes()) {
+            return Err(());
+        }
+        let (id, _) = self.sessions.open();
+        Ok(Some(session::set_cookie(&id, self.scheme == "https")))
+    }
+
+    /// Ends the request's session, if it has one: the `Set-Cookie` value that clears it.
+    pub fn sign_out(&self, parts: &Parts) -> String {
+        if let Some(id) = session::cookie(parts) {
+            self.sessions.close(&id);
+        }
+        session::clear_cookie(self.scheme == "https")
     }
 
     /// `localhost`, `127.0.0.1` or `[::1]` with the listener's port, or an allowed name.
@@ -146,7 +246,7 @@ fn is_json(parts: &Parts) -> bool {
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

@@ -114,3 +114,28 @@ impl std::fmt::Debug for AdminRoute {
         write!(f, "{} {}", self.method, self.path)
     }
 }
+
+/// A route of the admin pages, with the checks it needs.
+#[derive(Clone, Debug)]
+pub(crate) struct PageRoute {
+    pub route: AdminRoute,
+    pub guard: super::admin::Guard,
+}
+
+/// What answers a page request refused for want of the admin token (a sign-in form);
+/// given the refusal's message.
+pub(crate) type Unauthorized = Arc<dyn Fn(&Parts, &str) -> Response + Send + Sync>;
+
+/// The admin pages served beside the admin API: their routes, and the answer to a page
+/// request that lacks the admin token.
+#[derive(Clone)]
+pub(crate) struct Pages {
+    pub routes: Vec<PageRoute>,
+    pub unauthorized: Unauthorized,
+}
+
+impl std::fmt::Debug for Pages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.routes).finish()
+    }
+}

@@ -9,6 +9,7 @@ mod gate;
 pub(crate) mod hooks;
 mod nonce;
 mod reply;
+pub(crate) mod session;
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -23,7 +24,8 @@ pub(crate) use nonce::NonceWindow;
 pub(crate) use reply::Answer;
 
 use crate::ops::{self, Db, InvalidPath};
-use hooks::{AdminRequest, AdminRoute, Hooks};
+use admin::Guard;
+use hooks::{AdminRequest, AdminRoute, Hooks, Pages, Unauthorized};
 
 /// Largest request body accepted. The documents show no payload bound; a 10,000-order
 /// batch is ~40 MB.
@@ -57,6 +59,8 @@ pub(crate) struct Gate {
 enum Target {
     Operation(ops::Entry),
     Admin(AdminRoute),
+    /// An admin page: the admin checks `Guard` names.
+    Page(AdminRoute, Guard),
 }
 
 /// Both services and the admin routes, on one router.
@@ -67,6 +71,8 @@ pub(crate) struct App {
     /// What every admin route's path starts with: the operations' requests, nearly all,
     /// are told from admin ones without a second lookup.
     admin_prefix: Arc<str>,
+    /// The answer to a page request without the admin token.
+    unauthorized: Option<Unauthorized>,
 }
 
 impl std::fmt::Debug for App {
@@ -89,8 +95,24 @@ fn method(op: &licensing_sdk::operations::Operation) -> Method {
 impl App {
     /// The operations of the generated table and `admin`, behind `gate`. Panics, naming
     /// the path, on a path the router cannot take (one the spec checks would refuse).
-    pub fn new(gate: Gate, admin: Vec<AdminRoute>) -> Self {
-        let admin_prefix = common_prefix(admin.iter().map(|r| r.path.as_str()));
+    pub fn new(gate: Gate, admin: Vec<AdminRoute>, pages: Option<Pages>) -> Self {
+        let page_routes = pages.as_ref().map_or(&[][..], |p| &p.routes[..]);
+        let admin_prefix = common_prefix(
+            admin
+                .iter()
+                .chain(page_routes.iter().map(|p| &p.route))
+                .map(|r| r.path.as_str()),
+        );
+        let page_routes: Vec<_> = page_routes
+            .iter()
+            .map(|p| {
+                (
+                    p.route.path.clone(),
+                    p.route.method.clone(),
+                    Target::Page(p.route.clone(), p.guard),
+                )
+            })
+            .collect();
         let operations = ops::table().into_iter().map(|entry| {
             (
                 entry.op.path.to_string(),
@@ -106,7 +128,7 @@ impl App {
             )
         });
         let mut by_path: Vec<(String, Vec<(Method, Target)>)> = Vec::new();
-        for (path, method, target) in operations.chain(admin) {
+        for (path, method, target) in operations.chain(admin).chain(page_routes) {
             match by_path.iter_mut().find(|(p, _)| *p == path) {
                 Some((_, methods)) => methods.push((method, target)),
                 None => by_path.push((path, vec![(method, target)])),
@@ -122,6 +144,7 @@ impl App {
             gate: Arc::new(gate),
             paths: Arc::new(paths),
             admin_prefix: admin_prefix.into(),
+            unauthorized: pages.map(|p| p.unauthorized),
         }
     }
 
@@ -132,15 +155,36 @@ impl App {
             return None;
         }
         let found = self.paths.at(parts.uri.path()).ok()?;
-        let admin = found
+        // The checks of the route the method leads to; a method no route of the path
+        // takes gets the admin API's checks before its 405.
+        let target = found
             .value
             .iter()
-            .any(|(_, target)| matches!(target, Target::Admin(_)));
-        if !admin {
-            return None;
+            .find(|(m, _)| *m == parts.method)
+            .or_else(|| found.value.first())
+            .map(|(_, t)| t)?;
+        match target {
+            Target::Operation(_) => None,
+            Target::Admin(_) => self.gate.admin.refusal(parts),
+            Target::Page(_, guard) => self.page_check(parts, *guard).err(),
         }
-        self.gate.admin.refusal(parts)
     }
+
+    /// The admin checks of a page route: what its session gives the page, or the
+    /// refusal (a sign-in form when only the admin token is missing).
+    fn page_check(&self, parts: &Parts, guard: Guard) -> Result<session::SessionInfo, Response> {
+        self.gate.admin.check(parts, guard).map_err(|refused| {
+            match (&self.unauthorized, refused.status) {
+                (Some(page), StatusCode::UNAUTHORIZED) => {
+                    let mut response = page(parts, &refused.message);
+                    *response.status_mut() = StatusCode::UNAUTHORIZED;
+                    response
+                }
+                _ => refused.into_response(),
+            }
+        })
+    }
+
 
     /// Answers one request whose body the server has read (or could not).
     pub async fn handle(&self, parts: Parts, body: ReadBody) -> Response {
@@ -174,6 +218,24 @@ impl App {
                 // a server that does not ask.
                 if let Some(refused) = self.gate.admin.refusal(&parts) {
                     return refused;
+                }
+                let Ok(params) = params else {
+                    return bare(StatusCode::BAD_REQUEST, None);
+                };
+                (route.handler)(AdminRequest {
+                    parts,
+                    params,
+                    body,
+                })
+                .await
+            }
+            Target::Page(route, guard) => {
+                let mut parts = parts;
+                match self.page_check(&parts, *guard) {
+                    Ok(info) => {
+                        parts.extensions.insert(info);
+                    }
+                    Err(refused) => return refused,
                 }
                 let Ok(params) = params else {
                     return bare(StatusCode::BAD_REQUEST, None);

@@ -145,6 +145,9 @@ pub(crate) struct Filter {
     pub since: Option<i64>,
     pub until: Option<i64>,
     pub limit: Option<usize>,
+    /// Only entries after this sequence number (what a page showing the journal has not
+    /// seen yet).
+    pub after: Option<i64>,
 }
 
 impl Journal {
@@ -225,7 +228,8 @@ impl Journal {
             .entries
             .iter()
             .filter(|e| {
-                filter.operation.as_ref().is_none_or(|op| e.operation == op)
+                filter.after.is_none_or(|seq| e.seq > seq)
+                    && filter.operation.as_ref().is_none_or(|op| e.operation == op)
                     && filter.since.is_none_or(|t| e.time >= t)
                     && filter.until.is_none_or(|t| e.time < t)
             })

@@ -1,0 +1,269 @@
+//! The sandbox console: pages at `/__sandbox/` that show the journal, the state, the
+//! fault rules, the clock and a conformance proxy's findings, on the simulator's own
+//! listener and behind the admin API's checks ([`Guard`]).
+//!
+//! Pages are rendered on the server (maud, escaped by construction) and work offline:
+//! their one script and one style sheet are compiled into the binary and served from the
+//! same origin, under a Content Security Policy that allows nothing else. What a page
+//! changes it changes through the admin API (`/__sandbox/v1/…`), with the same checks as
+//! any other client, plus the session's anti-forgery token when it signed in.
+
+mod conformance;
+mod curl;
+mod faults;
+mod journal;
+mod layout;
+mod schema;
+mod state;
+
+use std::{collections::HashMap, sync::Arc};
+
+use axum::{
+    body::Body,
+    http::{HeaderValue, Method, StatusCode, header},
+    response::Response,
+};
+use maud::Markup;
+
+use crate::{
+    protocol::{
+        admin::{AdminAccess, Guard},
+        hooks::{AdminRequest, AdminRoute, PageRoute, Pages},
+        session::SessionInfo,
+    },
+    sandbox::Sandbox,
+};
+
+/// Where the console lives.
+pub(crate) const ROOT: &str = "/__sandbox/";
+
+/// The most a sign-in form may send, in bytes.
+const MAX_SIGN_IN_BYTES: usize = 4096;
+
+/// The console's script and style, compiled in.
+const SCRIPT: &str = include_str!("console.js");
+const STYLE: &str = include_str!("console.css");
+
+/// What every page is allowed to load and run: its own script and style, requests to its
+/// own origin, nothing inline, no frames.
+pub(crate) const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; \
+     base-uri 'none'";
+
+/// What a page handler is given.
+pub(crate) struct Request {
+    pub query: HashMap<String, String>,
+    pub session: SessionInfo,
+    /// The simulator's own base URL as the browser reached it (`http://localhost:8080`).
+    pub origin: String,
+}
+
+type Handler = fn(&Sandbox, &Request) -> Response;
+
+/// The console's routes, bound to `sandbox`, behind the admin checks of `access`.
+pub(crate) fn pages(sandbox: &Arc<Sandbox>, access: &AdminAccess) -> Pages {
+    let pages: [(&str, Handler); 5] = [
+        ("", journal::page),
+        ("journal/rows", journal::rows),
+        ("state", state::page),
+        ("faults", faults::page),
+        ("conformance", conformance::page),
+    ];
+    let mut routes: Vec<PageRoute> = pages
+        .into_iter()
+        .map(|(path, handler)| {
+            let sandbox = Arc::clone(sandbox);
+            let scheme = access.scheme;
+            page_route(
+                Method::GET,
+                &format!("{ROOT}{path}"),
+                Guard::Token,
+                move |req| {
+                    let request = request(&req, scheme);
+                    handler(&sandbox, &request)
+                },
+            )
+        })
+        .collect();
+    routes.push(page_route(Method::GET, "/__sandbox", Guard::Public, |_| {
+        redirect(ROOT, None)
+    }));
+    routes.push(page_route(
+        Method::GET,
+        &format!("{ROOT}console.js"),
+        Guard::Public,
+        |_| asset(SCRIPT, "text/javascript; charset=utf-8"),
+    ));
+    routes.push(page_route(
+        Method::GET,
+        &format!("{ROOT}console.css"),
+        Guard::Public,
+        |_| asset(STYLE, "text/css; charset=utf-8"),
+    ));
+    let signing = access.clone();
+    routes.push(page_route(
+        Method::POST,
+        &format!("{ROOT}sign-in"),
+        Guard::SignIn,
+        move |req| sign_in(&signing, &req),
+    ));
+    let signing = access.clone();
+    routes.push(page_route(
+        Method::POST,
+        &format!("{ROOT}sign-out"),
+        Guard::Token,
+        move |req| {
+            let cookie = signing.sign_out(&req.parts);
+            redirect(ROOT, Some(&cookie))
+        },
+    ));
+    let scheme = access.scheme;
+    Pages {
+        routes,
+        unauthorized: Arc::new(move |parts, message| {
+            let failed = query_pairs(parts.uri.query()).any(|(k, _)| k == "signin");
+            let request = Request {
+                query: HashMap::new(),
+                session: SessionInfo::default(),
+                origin: origin(parts, scheme),
+            };
+            let note = if failed {
+                "The token was not accepted."
+            } else {
+                message
+            };
+            layout::sign_in_page(&request, Some(note))
+        }),
+    }
+}
+
+fn page_route(
+    method: Method,
+    path: &str,
+    guard: Guard,
+    handler: impl Fn(AdminRequest) -> Response + Send + Sync + 'static,
+) -> PageRoute {
+    PageRoute {
+        route: AdminRoute {
+            path: path.to_string(),
+            method,
+            handler: Arc::new(move |req| {
+                let response = handler(req);
+                Box::pin(async move { response })
+            }),
+        },
+        guard,
+    }
+}
+
+fn request(req: &AdminRequest, scheme: &str) -> Request {
+    let query = query_pairs(req.parts.uri.query()).collect();
+    Request {
+        query,
+        session: req
+            .parts
+            .extensions
+            .get::<SessionInfo>()
+            .cloned()
+            .unwrap_or_default(),
+        origin: origin(&req.parts, scheme),
+    }
+}
+
+/// A query string's pairs, decoded.
+fn query_pairs(query: Option<&str>) -> impl Iterator<Item = (String, String)> + '_ {
+    form_urlencoded::parse(query.unwrap_or("").as_bytes()).into_owned()
+}
+
+/// The base URL the browser used (the `Host` the admin checks let through).
+fn origin(parts: &axum::http::request::Parts, scheme: &str) -> String {
+    let host = parts
+        .headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1");
+    format!("{scheme}://{host}")
+}
+
+/// The sign-in form's answer: back to the console, with a session cookie when the token
+/// was right, or to the sign-in page saying it was not.
+fn sign_in(access: &AdminAccess, req: &AdminRequest) -> Response {
+    let Ok(body) = req.body.as_ref() else {
+        return redirect(&format!("{ROOT}?signin=failed"), None);
+    };
+    if body.len() > MAX_SIGN_IN_BYTES {
+        return text(StatusCode::PAYLOAD_TOO_LARGE, "the sign-in form is too large");
+    }
+    let token = form_urlencoded::parse(body)
+        .find(|(k, _)| k == "token")
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default();
+    match access.sign_in(&token) {
+        Ok(cookie) => redirect(ROOT, cookie.as_deref()),
+        Err(()) => redirect(&format!("{ROOT}?signin=failed"), None),
+    }
+}
+
+/// A page: HTML with the headers that keep it to itself.
+pub(crate) fn html(status: StatusCode, markup: Markup) -> Response {
+    let mut response = Response::new(Body::from(markup.into_string()));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    secure(headers);
+    response
+}
+
+fn secure(headers: &mut axum::http::HeaderMap) {
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+}
+
+fn asset(body: &'static str, content_type: &'static str) -> Response {
+    let mut response = Response::new(Body::from(body));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    secure(headers);
+    response
+}
+
+fn text(status: StatusCode, message: &str) -> Response {
+    let mut response = Response::new(Body::from(message.to_string()));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    secure(headers);
+    response
+}
+
+fn redirect(to: &str, cookie: Option<&str>) -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::SEE_OTHER;
+    let headers = response.headers_mut();
+    if let Ok(location) = HeaderValue::from_str(to) {
+        headers.insert(header::LOCATION, location);
+    }
+    if let Some(cookie) = cookie.and_then(|c| HeaderValue::from_str(c).ok()) {
+        headers.insert(header::SET_COOKIE, cookie);
+    }
+    secure(headers);
+    response
+}
