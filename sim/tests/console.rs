@@ -1,0 +1,292 @@
+//! The sandbox console's access rules, without a browser: on a non-loopback listener with
+//! an admin token, every console page and every action it takes is refused without the
+//! token (a sign-in form and nothing of the sandbox); signing in opens a `SameSite=Strict`
+//! session whose changes need its anti-forgery header; the pages carry a Content Security
+//! Policy. (The pages in a real browser: `cargo xtask console`.)
+
+use std::net::SocketAddr;
+
+use licensing_sim::{
+    Simulator,
+    admin::types::BuiltinSeed,
+    conformance::{Deviation, DeviationLog, Direction, RecordedExchange},
+};
+use reqwest::{Client, Method, StatusCode, header};
+
+const TOKEN: &str = "adm-console-1";
+
+struct Answer {
+    status: StatusCode,
+    headers: header::HeaderMap,
+    body: String,
+}
+
+fn client() -> Client {
+    Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+async fn send(
+    base: &str,
+    method: Method,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Answer {
+    let mut request = client().request(method, format!("{base}{path}"));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    if let Some(body) = body {
+        request = request.body(body.to_string());
+    }
+    let response = request.send().await.expect("the simulator answers");
+    Answer {
+        status: response.status(),
+        headers: response.headers().clone(),
+        body: response.text().await.unwrap(),
+    }
+}
+
+/// A simulator any machine could reach (all interfaces), with an admin token and the demo
+/// enterprise; its base URL on loopback.
+async fn exposed() -> (Simulator, String) {
+    let sim = Simulator::builder()
+        .addr(SocketAddr::from(([0, 0, 0, 0], 0)))
+        .admin_token(TOKEN)
+        .start()
+        .await
+        .unwrap();
+    let base = format!("http://127.0.0.1:{}", sim.addr().port());
+    let admin = licensing_sim::admin::client(&base, Some(TOKEN)).unwrap();
+    admin
+        .load_builtin_seed()
+        .name(BuiltinSeed::Demo)
+        .send()
+        .await
+        .unwrap();
+    (sim, base)
+}
+
+const PAGES: [&str; 5] = [
+    "/__sandbox/",
+    "/__sandbox/journal/rows?after=0",
+    "/__sandbox/state",
+    "/__sandbox/faults",
+    "/__sandbox/conformance",
+];
+
+/// Every change the console's pages make, as they make it.
+fn actions() -> Vec<(Method, &'static str, Option<&'static str>)> {
+    vec![
+        (Method::POST, "/__sandbox/v1/reset", Some("{}")),
+        (
+            Method::POST,
+            "/__sandbox/v1/faults",
+            Some(r#"{"operation":"allocateShellNums","fault":{"kind":"code","code":"500"}}"#),
+        ),
+        (Method::DELETE, "/__sandbox/v1/faults", None),
+        (Method::DELETE, "/__sandbox/v1/faults/1", None),
+        (Method::DELETE, "/__sandbox/v1/journal", None),
+        (Method::POST, "/__sandbox/v1/clock/advance", Some(r#"{"ms":1000}"#)),
+        (Method::POST, "/__sandbox/v1/seeds/demo", None),
+        (Method::PUT, "/__sandbox/v1/state", Some(r#"{"version":1}"#)),
+        (Method::GET, "/__sandbox/v1/state", None),
+        (Method::POST, "/__sandbox/sign-out", None),
+    ]
+}
+
+#[tokio::test]
+async fn without_the_token_every_page_and_action_is_refused() {
+    let (sim, base) = exposed().await;
+    let before = sim.export_state();
+    let json = ("content-type", "application/json");
+    for credentials in [
+        vec![],
+        vec![("authorization", "Bearer wrong")],
+        vec![("cookie", "licensing_sim_session=0123456789abcdef0123456789abcdef")],
+    ] {
+        for page in PAGES {
+            let answer = send(&base, Method::GET, page, &credentials, None).await;
+            assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{page} {credentials:?}");
+            assert!(answer.body.contains("Sign in"), "{page}: a sign-in form");
+            for data in ["Acme", "alice", "allocateShellNums", "8000000001", "EG-0"] {
+                assert!(!answer.body.contains(data), "{page} shows {data}: {}", answer.body);
+            }
+            assert!(
+                answer.headers[header::CONTENT_SECURITY_POLICY]
+                    .to_str()
+                    .unwrap()
+                    .contains("default-src 'none'")
+            );
+        }
+        for (method, path, body) in actions() {
+            let mut headers = credentials.clone();
+            headers.push(json);
+            let answer = send(&base, method.clone(), path, &headers, body).await;
+            assert_eq!(
+                answer.status,
+                StatusCode::UNAUTHORIZED,
+                "{method} {path} {credentials:?}: {}",
+                answer.body
+            );
+        }
+        assert_eq!(sim.export_state(), before, "nothing changed");
+    }
+    // The script and style hold no data, and are served to the sign-in form.
+    let script = send(&base, Method::GET, "/__sandbox/console.js", &[], None).await;
+    assert_eq!(script.status, StatusCode::OK);
+    assert!(script.headers[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/javascript"));
+}
+
+/// Signs in; the session cookie's `name=value`.
+async fn sign_in(base: &str) -> String {
+    let wrong = send(
+        base,
+        Method::POST,
+        "/__sandbox/sign-in",
+        &[("content-type", "application/x-www-form-urlencoded")],
+        Some("token=not-it"),
+    )
+    .await;
+    assert_eq!(wrong.status, StatusCode::SEE_OTHER);
+    assert_eq!(wrong.headers[header::LOCATION], "/__sandbox/?signin=failed");
+    assert!(!wrong.headers.contains_key(header::SET_COOKIE));
+    let right = send(
+        base,
+        Method::POST,
+        "/__sandbox/sign-in",
+        &[("content-type", "application/x-www-form-urlencoded")],
+        Some(&format!("token={TOKEN}")),
+    )
+    .await;
+    assert_eq!(right.status, StatusCode::SEE_OTHER);
+    let cookie = right.headers[header::SET_COOKIE].to_str().unwrap().to_string();
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/__sandbox"] {
+        assert!(cookie.contains(attribute), "{cookie}");
+    }
+    assert!(!cookie.contains(TOKEN), "the cookie is not the token");
+    cookie.split(';').next().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_session_opens_the_pages_and_its_changes_need_the_anti_forgery_header() {
+    let (sim, base) = exposed().await;
+    let cookie = sign_in(&base).await;
+    let with = [("cookie", cookie.as_str())];
+    for page in PAGES {
+        let answer = send(&base, Method::GET, page, &with, None).await;
+        assert_eq!(answer.status, StatusCode::OK, "{page}: {}", answer.body);
+    }
+    let state = send(&base, Method::GET, "/__sandbox/state", &with, None).await;
+    assert!(state.body.contains("Acme Robotics") && state.body.contains("alice"));
+    assert!(!state.body.contains("Initial-Pass"), "no passwords on the page");
+    let csrf = state
+        .body
+        .split(r#"<meta name="sandbox-csrf" content=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the page carries the session's anti-forgery token")
+        .to_string();
+    let before = sim.export_state();
+    let json = ("content-type", "application/json");
+    let reset = |headers: Vec<(&'static str, String)>| {
+        let base = base.clone();
+        async move {
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            send(&base, Method::POST, "/__sandbox/v1/reset", &headers, Some("{}")).await
+        }
+    };
+    let forged = reset(vec![("cookie", cookie.clone()), ("content-type", json.1.into())]).await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN, "{}", forged.body);
+    assert!(forged.body.contains("x-sandbox-csrf"));
+    let wrong = reset(vec![
+        ("cookie", cookie.clone()),
+        ("content-type", json.1.into()),
+        ("x-sandbox-csrf", "0".repeat(32)),
+    ])
+    .await;
+    assert_eq!(wrong.status, StatusCode::FORBIDDEN);
+    let foreign = reset(vec![
+        ("cookie", cookie.clone()),
+        ("content-type", json.1.into()),
+        ("x-sandbox-csrf", csrf.clone()),
+        ("origin", "http://evil.example".into()),
+    ])
+    .await;
+    assert_eq!(foreign.status, StatusCode::FORBIDDEN);
+    assert_eq!(sim.export_state(), before, "no refused change applied");
+    let own = reset(vec![
+        ("cookie", cookie.clone()),
+        ("content-type", json.1.into()),
+        ("x-sandbox-csrf", csrf.clone()),
+        ("origin", base.clone()),
+    ])
+    .await;
+    assert_eq!(own.status, StatusCode::OK, "{}", own.body);
+    assert_eq!(sim.export_state()["state"]["enterprises"], serde_json::json!({}));
+    // Signing out ends the session.
+    let out = send(
+        &base,
+        Method::POST,
+        "/__sandbox/sign-out",
+        &[("cookie", &cookie), ("x-sandbox-csrf", &csrf)],
+        None,
+    )
+    .await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER);
+    assert!(out.headers[header::SET_COOKIE].to_str().unwrap().contains("Max-Age=0"));
+    let after = send(&base, Method::GET, "/__sandbox/", &with, None).await;
+    assert_eq!(after.status, StatusCode::UNAUTHORIZED);
+    // The token as a header works for the pages too (a script, a proxy that adds it).
+    let bearer = format!("Bearer {TOKEN}");
+    let page = send(&base, Method::GET, "/__sandbox/faults", &[("authorization", &bearer)], None).await;
+    assert_eq!(page.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn on_loopback_the_pages_keep_the_admin_api_host_rule() {
+    let sim = Simulator::start().await.unwrap();
+    let base = sim.url();
+    let port = sim.addr().port();
+    let page = send(&base, Method::GET, "/__sandbox/", &[], None).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap().contains("script-src 'self'"));
+    let rebound = format!("evil.example:{port}");
+    for path in ["/__sandbox/", "/__sandbox/state", "/__sandbox/console.js"] {
+        let answer = send(&base, Method::GET, path, &[("host", &rebound)], None).await;
+        assert_eq!(answer.status, StatusCode::FORBIDDEN, "{path}");
+    }
+    let signin = send(
+        &base,
+        Method::POST,
+        "/__sandbox/sign-in",
+        &[("origin", "http://evil.example"), ("content-type", "application/x-www-form-urlencoded")],
+        Some("token=x"),
+    )
+    .await;
+    assert_eq!(signin.status, StatusCode::FORBIDDEN, "a page of another site cannot sign in");
+}
+
+#[tokio::test]
+async fn the_conformance_page_shows_a_proxy_s_deviations() {
+    let none = Simulator::start().await.unwrap();
+    let page = send(&none.url(), Method::GET, "/__sandbox/conformance", &[], None).await;
+    assert!(page.body.contains("The conformance proxy is not running."));
+    let log = std::sync::Arc::new(DeviationLog::default());
+    let line = r#"{"operationId":"listMembers","direction":"reply","pointer":"/data/list/0/status","rule":"enum","expected":"one of [1, 2]","actual":"7","exchange":"x-1","time":"2026-01-01T00:00:00Z"}"#;
+    let found = Deviation::parse_lines(line).unwrap();
+    assert_eq!(found[0].direction, Direction::Reply);
+    log.push("x-1", RecordedExchange::default(), found);
+    let sim = Simulator::builder()
+        .deviation_source(log)
+        .start()
+        .await
+        .unwrap();
+    let page = send(&sim.url(), Method::GET, "/__sandbox/conformance", &[], None).await;
+    assert!(page.body.contains("Deviations of listMembers"), "{}", page.body);
+    assert!(page.body.contains("/data/list/0/status"));
+}
