@@ -286,7 +286,7 @@ fn test(
 }
 
 /// `licensing-sim`, built as `cargo run -p licensing-sim` builds it; returns the binary.
-fn build_simulator(root: &Path) -> Result<PathBuf> {
+pub(crate) fn build_simulator(root: &Path) -> Result<PathBuf> {
     run(Command::new(env!("CARGO"))
         .args([
             "build",
@@ -561,15 +561,15 @@ pub fn check_journal(
 }
 
 /// A `licensing-sim` process on a free port of the loopback interface, stopped on drop.
-struct Simulator {
+pub(crate) struct Simulator {
     child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Simulator {
     /// Starts `exe` with `args`, its defaults otherwise: the `LICENSING_SIM_*` variables of
     /// the environment (fault rates, latency, seed, …) are not passed on.
-    fn start(exe: &Path, args: &[&str], log: &Path) -> Result<Simulator> {
+    pub(crate) fn start(exe: &Path, args: &[&str], log: &Path) -> Result<Simulator> {
         let mut command = Command::new(exe);
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("LICENSING_SIM_") {

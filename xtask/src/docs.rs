@@ -126,7 +126,7 @@ fn render(root: &Path, redocly: &Path, spec: &str, output: &Path) -> Result<()> 
 }
 
 /// The system's Chromium: `CHROMIUM`, or the first of the usual names on `PATH`.
-fn chromium() -> Result<PathBuf> {
+pub(crate) fn chromium() -> Result<PathBuf> {
     if let Some(path) = std::env::var_os("CHROMIUM") {
         return Ok(PathBuf::from(path));
     }
@@ -152,7 +152,7 @@ fn chromium() -> Result<PathBuf> {
     )
 }
 
-fn browser_version(browser: &Path) -> String {
+pub(crate) fn browser_version(browser: &Path) -> String {
     Command::new(browser)
         .arg("--version")
         .output()

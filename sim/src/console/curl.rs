@@ -85,7 +85,7 @@ fn body_argument(body: &Value) -> String {
     let mut text = serde_json::to_string(&marked).expect("JSON serialises");
     let mut word = String::new();
     for (i, name) in variables.iter().enumerate() {
-        let marker = format!("\"\u{1}{i}\u{1}\"");
+        let marker = format!("\"\u{e000}{i}\u{e000}\"");
         if let Some(at) = text.find(&marker) {
             word.push_str(&quote(&format!("{}\"", &text[..at])));
             word.push_str(&format!("\"{name}\""));
@@ -102,7 +102,7 @@ fn mark(value: &mut Value, variables: &mut Vec<String>) {
         Value::Object(map) => {
             for (key, v) in map.iter_mut() {
                 if v.as_str() == Some(REDACTED) {
-                    *v = Value::String(format!("\u{1}{}\u{1}", variables.len()));
+                    *v = Value::String(format!("\u{e000}{}\u{e000}", variables.len()));
                     variables.push(variable(key));
                 } else {
                     mark(v, variables);

@@ -1,0 +1,183 @@
+// Drives the simulator's sandbox console in headless Chromium against a running
+// licensing-sim (`cargo xtask console` starts it and writes what this needs):
+//
+// 1. a request made by the SDK (the `licensing` command line) appears in the open journal
+//    page within one second, without a reload;
+// 2. its "Copy as cURL" command, taken from the clipboard and run in a shell with the
+//    SDK's environment variables, gets the same HTTP status and business code;
+// 3. a fault rule added through the form (found by its labels) makes the next SDK call
+//    fail with the scripted code, and only the next one;
+// 4. Reset asks first: declined, the state is kept; accepted, it is emptied;
+// 5. every control is labelled and reachable by keyboard, the page logs no error, and no
+//    request leaves the simulator's origin.
+//
+// Saves a screenshot of the journal. Usage: node check.mjs CONFIG.json
+// (CONFIG: {browser, url, cli, configDir, screenshot})
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+
+import { chromium } from "playwright-core";
+
+const config = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const origin = new URL(config.url).origin;
+const problems = [];
+const check = (ok, what) => {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
+  if (!ok) problems.push(what);
+};
+
+const sdkEnv = {
+  ...process.env,
+  LICENSING_ORDER_URL: config.url,
+  LICENSING_MEMBER_URL: config.url,
+  LICENSING_APP_TOKEN: "sim-app-token",
+  LICENSING_CLIENT_TOKEN: "sim-client-token",
+  LICENSING_USER_TOKEN: "sim-user-token",
+  LICENSING_CONFIG_DIR: config.configDir,
+};
+
+/** One SDK call through the command line: its exit status and output. */
+function sdk(...args) {
+  try {
+    const out = execFileSync(config.cli, args, { env: sdkEnv, encoding: "utf8", stdio: "pipe" });
+    return { ok: true, out };
+  } catch (error) {
+    return { ok: false, out: `${error.stdout}${error.stderr}` };
+  }
+}
+
+async function adminState() {
+  const response = await fetch(`${config.url}/__sandbox/v1/state`);
+  return (await response.json()).state;
+}
+
+const browser = await chromium.launch({
+  executablePath: config.browser,
+  args: [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
+});
+try {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
+  const page = await context.newPage();
+  const errors = [];
+  const foreign = [];
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(message.text());
+  });
+  page.on("pageerror", (error) => errors.push(error.message));
+  await context.route("**/*", (route) => {
+    const url = route.request().url();
+    if (new URL(url).origin !== origin) {
+      foreign.push(url);
+      return route.abort();
+    }
+    return route.continue();
+  });
+
+  // 1. The journal, live.
+  await page.goto(`${config.url}/__sandbox/`);
+  const rows = page.locator("#journal > li.entry");
+  const before = await rows.count();
+  const call = sdk("order", "allocate-shell-nums", "--size", "2");
+  check(call.ok, `the SDK call succeeds (${call.out.trim().split("\n")[0]})`);
+  const started = Date.now();
+  const newest = page.locator('#journal > li.entry[data-operation="allocateShellNums"]').first();
+  let appeared = true;
+  try {
+    await newest.waitFor({ timeout: 1000 });
+  } catch {
+    appeared = false;
+  }
+  const waited = Date.now() - started;
+  check(appeared && waited <= 1000, `the call appears in the journal without a reload in ${waited} ms (at most 1000)`);
+  check((await rows.count()) === before + 1, "one new entry, at the top");
+
+  // 2. Copy as cURL, run in a shell.
+  await newest.locator("summary").focus();
+  await page.keyboard.press("Enter"); // opens by keyboard
+  const copy = newest.getByRole("button", { name: "Copy as cURL" });
+  await copy.focus();
+  await page.keyboard.press("Enter");
+  const command = await page.evaluate(() => navigator.clipboard.readText());
+  check(command.startsWith("curl ") && command.includes("$LICENSING_APP_TOKEN"), "the clipboard holds the command, the token as a variable");
+  check(!command.includes("sim-app-token"), "no credential in the command");
+  const replayed = execFileSync("bash", ["-c", command], { env: sdkEnv, encoding: "utf8" });
+  const status = Number(/HTTP (\d+)\s*$/.exec(replayed)?.[1]);
+  const reply = JSON.parse(replayed.slice(0, replayed.lastIndexOf("HTTP ")));
+  const shownStatus = Number(await newest.getAttribute("data-status"));
+  const shownCode = await newest.getAttribute("data-code");
+  check(status === shownStatus && String(reply.code) === shownCode,
+    `the command's reply: HTTP ${status} code ${reply.code}, as journalled: HTTP ${shownStatus} code ${shownCode}`);
+  const again = execFileSync("bash", ["-c", command], { env: sdkEnv, encoding: "utf8" });
+  check(/HTTP 200\s*$/.test(again) && JSON.parse(again.slice(0, again.lastIndexOf("HTTP "))).code === 0,
+    "run twice, it is not refused as a replay (a fresh g_nonce each time)");
+  await page.waitForTimeout(700); // the two replays arrive too
+  await page.screenshot({ path: config.screenshot, fullPage: false });
+  console.log(`screenshot: ${config.screenshot}`);
+
+  // 3. A fault rule through the form.
+  await page.getByRole("link", { name: "Faults & clock" }).click();
+  await page.getByLabel("operation (required)").fill("allocateShellNums");
+  await page.getByLabel("times").fill("1");
+  await page.getByLabel("kind (required)").selectOption("code");
+  await page.getByLabel("code", { exact: true }).fill("13004");
+  await page.getByRole("button", { name: "Add rule" }).click();
+  await page.locator('tr[data-rule]').first().waitFor();
+  check((await page.locator("tr[data-rule]").count()) === 1, "the rule is listed");
+  const failed = sdk("order", "allocate-shell-nums", "--size", "1");
+  check(!failed.ok && failed.out.includes("13004"), `the next SDK call fails with the scripted 13004 (${failed.out.trim().split("\n")[0]})`);
+  const after = sdk("order", "allocate-shell-nums", "--size", "1");
+  check(after.ok, "the call after it succeeds (times: 1)");
+  await page.reload();
+  check((await page.locator("tr[data-rule] td").nth(5).textContent()).trim() === "1", "the rule fired once");
+
+  // 4. Reset asks first.
+  await page.getByRole("link", { name: "State" }).click();
+  check(await page.getByRole("cell", { name: "Acme Robotics" }).first().isVisible(), "the state page lists the demo enterprise");
+  page.once("dialog", (dialog) => dialog.dismiss());
+  await page.getByRole("button", { name: "Reset" }).click();
+  await page.getByText("Nothing was changed.").waitFor();
+  check(Object.keys((await adminState()).enterprises).length === 1, "declined: the state is kept");
+  let asked = "";
+  page.once("dialog", (dialog) => {
+    asked = dialog.message();
+    dialog.accept();
+  });
+  await Promise.all([page.waitForEvent("load"), page.getByRole("button", { name: "Reset" }).click()]);
+  check(asked.startsWith("Reset the simulator?"), `it asked: "${asked}"`);
+  check(Object.keys((await adminState()).enterprises).length === 0, "accepted: no enterprise is left");
+  check((await page.locator("#enterprises-title").textContent()).includes("(0)"), "the page shows the empty state");
+
+  // 5. Labelled, keyboard-reachable controls on every page; no errors; nothing foreign.
+  for (const path of ["", "state", "faults", "conformance"]) {
+    await page.goto(`${config.url}/__sandbox/${path}`);
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll("input, select, textarea, button")]
+        .filter((c) => c.type !== "hidden")
+        .filter((c) => !(c.labels?.length || c.getAttribute("aria-label") || c.textContent.trim()))
+        .map((c) => c.outerHTML.slice(0, 80)),
+    );
+    check(unlabelled.length === 0, `/__sandbox/${path}: every control labelled ${unlabelled.join(" ")}`);
+    const unreachable = await page.evaluate(() =>
+      [...document.querySelectorAll("a[href], input, select, button, summary")]
+        .filter((c) => c.tabIndex < 0 || c.disabled).length,
+    );
+    check(unreachable === 0, `/__sandbox/${path}: every control reachable by Tab`);
+  }
+  await page.keyboard.press("Tab");
+  check(await page.evaluate(() => document.activeElement?.textContent === "Skip to content"), "the first Tab reaches the skip link");
+  check(errors.length === 0, `no console errors ${errors.join(" | ")}`);
+  check(foreign.length === 0, `no request left ${origin} ${foreign.join(" ")}`);
+} finally {
+  await browser.close();
+}
+console.log(problems.length === 0 ? "console: every check passed" : `console: ${problems.length} failed`);
+process.exit(problems.length === 0 ? 0 : 1);
