@@ -13,9 +13,8 @@ fn main() {
         .unwrap_or_else(|e| panic!("spec/sandbox.yaml cannot be read: {e}"));
     let spec: serde_norway::Value = serde_norway::from_str(&text)
         .unwrap_or_else(|e| panic!("spec/sandbox.yaml is not YAML: {e}"));
-    let Some(serde_norway::Value::Mapping(declared)) = spec
-        .get("components")
-        .and_then(|c| c.get("schemas"))
+    let Some(serde_norway::Value::Mapping(declared)) =
+        spec.get("components").and_then(|c| c.get("schemas"))
     else {
         panic!("spec/sandbox.yaml has no components.schemas");
     };
@@ -34,8 +33,8 @@ fn main() {
         }
         schemas.insert(name, json);
     }
-    let out = Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
-        .join("sandbox-schemas.json");
+    let out =
+        Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("sandbox-schemas.json");
     fs::write(&out, serde_json::Value::Object(schemas).to_string())
         .unwrap_or_else(|e| panic!("{} cannot be written: {e}", out.display()));
 }

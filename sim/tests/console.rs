@@ -90,7 +90,11 @@ fn actions() -> Vec<(Method, &'static str, Option<&'static str>)> {
         (Method::DELETE, "/__sandbox/v1/faults", None),
         (Method::DELETE, "/__sandbox/v1/faults/1", None),
         (Method::DELETE, "/__sandbox/v1/journal", None),
-        (Method::POST, "/__sandbox/v1/clock/advance", Some(r#"{"ms":1000}"#)),
+        (
+            Method::POST,
+            "/__sandbox/v1/clock/advance",
+            Some(r#"{"ms":1000}"#),
+        ),
         (Method::POST, "/__sandbox/v1/seeds/demo", None),
         (Method::PUT, "/__sandbox/v1/state", Some(r#"{"version":1}"#)),
         (Method::GET, "/__sandbox/v1/state", None),
@@ -106,14 +110,25 @@ async fn without_the_token_every_page_and_action_is_refused() {
     for credentials in [
         vec![],
         vec![("authorization", "Bearer wrong")],
-        vec![("cookie", "licensing_sim_session=0123456789abcdef0123456789abcdef")],
+        vec![(
+            "cookie",
+            "licensing_sim_session=0123456789abcdef0123456789abcdef",
+        )],
     ] {
         for page in PAGES {
             let answer = send(&base, Method::GET, page, &credentials, None).await;
-            assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{page} {credentials:?}");
+            assert_eq!(
+                answer.status,
+                StatusCode::UNAUTHORIZED,
+                "{page} {credentials:?}"
+            );
             assert!(answer.body.contains("Sign in"), "{page}: a sign-in form");
             for data in ["Acme", "alice", "allocateShellNums", "8000000001", "EG-0"] {
-                assert!(!answer.body.contains(data), "{page} shows {data}: {}", answer.body);
+                assert!(
+                    !answer.body.contains(data),
+                    "{page} shows {data}: {}",
+                    answer.body
+                );
             }
             assert!(
                 answer.headers[header::CONTENT_SECURITY_POLICY]
@@ -138,7 +153,12 @@ async fn without_the_token_every_page_and_action_is_refused() {
     // The script and style hold no data, and are served to the sign-in form.
     let script = send(&base, Method::GET, "/__sandbox/console.js", &[], None).await;
     assert_eq!(script.status, StatusCode::OK);
-    assert!(script.headers[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/javascript"));
+    assert!(
+        script.headers[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("text/javascript")
+    );
 }
 
 /// Signs in; the session cookie's `name=value`.
@@ -163,7 +183,10 @@ async fn sign_in(base: &str) -> String {
     )
     .await;
     assert_eq!(right.status, StatusCode::SEE_OTHER);
-    let cookie = right.headers[header::SET_COOKIE].to_str().unwrap().to_string();
+    let cookie = right.headers[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .to_string();
     for attribute in ["HttpOnly", "SameSite=Strict", "Path=/__sandbox"] {
         assert!(cookie.contains(attribute), "{cookie}");
     }
@@ -182,7 +205,10 @@ async fn a_session_opens_the_pages_and_its_changes_need_the_anti_forgery_header(
     }
     let state = send(&base, Method::GET, "/__sandbox/state", &with, None).await;
     assert!(state.body.contains("Acme Robotics") && state.body.contains("alice"));
-    assert!(!state.body.contains("Initial-Pass"), "no passwords on the page");
+    assert!(
+        !state.body.contains("Initial-Pass"),
+        "no passwords on the page"
+    );
     let csrf = state
         .body
         .split(r#"<meta name="sandbox-csrf" content=""#)
@@ -197,10 +223,21 @@ async fn a_session_opens_the_pages_and_its_changes_need_the_anti_forgery_header(
         async move {
             let headers: Vec<(&str, &str)> =
                 headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            send(&base, Method::POST, "/__sandbox/v1/reset", &headers, Some("{}")).await
+            send(
+                &base,
+                Method::POST,
+                "/__sandbox/v1/reset",
+                &headers,
+                Some("{}"),
+            )
+            .await
         }
     };
-    let forged = reset(vec![("cookie", cookie.clone()), ("content-type", json.1.into())]).await;
+    let forged = reset(vec![
+        ("cookie", cookie.clone()),
+        ("content-type", json.1.into()),
+    ])
+    .await;
     assert_eq!(forged.status, StatusCode::FORBIDDEN, "{}", forged.body);
     assert!(forged.body.contains("x-sandbox-csrf"));
     let wrong = reset(vec![
@@ -227,7 +264,10 @@ async fn a_session_opens_the_pages_and_its_changes_need_the_anti_forgery_header(
     ])
     .await;
     assert_eq!(own.status, StatusCode::OK, "{}", own.body);
-    assert_eq!(sim.export_state()["state"]["enterprises"], serde_json::json!({}));
+    assert_eq!(
+        sim.export_state()["state"]["enterprises"],
+        serde_json::json!({})
+    );
     // Signing out ends the session.
     let out = send(
         &base,
@@ -238,12 +278,24 @@ async fn a_session_opens_the_pages_and_its_changes_need_the_anti_forgery_header(
     )
     .await;
     assert_eq!(out.status, StatusCode::SEE_OTHER);
-    assert!(out.headers[header::SET_COOKIE].to_str().unwrap().contains("Max-Age=0"));
+    assert!(
+        out.headers[header::SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .contains("Max-Age=0")
+    );
     let after = send(&base, Method::GET, "/__sandbox/", &with, None).await;
     assert_eq!(after.status, StatusCode::UNAUTHORIZED);
     // The token as a header works for the pages too (a script, a proxy that adds it).
     let bearer = format!("Bearer {TOKEN}");
-    let page = send(&base, Method::GET, "/__sandbox/faults", &[("authorization", &bearer)], None).await;
+    let page = send(
+        &base,
+        Method::GET,
+        "/__sandbox/faults",
+        &[("authorization", &bearer)],
+        None,
+    )
+    .await;
     assert_eq!(page.status, StatusCode::OK);
 }
 
@@ -254,7 +306,12 @@ async fn on_loopback_the_pages_keep_the_admin_api_host_rule() {
     let port = sim.addr().port();
     let page = send(&base, Method::GET, "/__sandbox/", &[], None).await;
     assert_eq!(page.status, StatusCode::OK);
-    assert!(page.headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap().contains("script-src 'self'"));
+    assert!(
+        page.headers[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .unwrap()
+            .contains("script-src 'self'")
+    );
     let rebound = format!("evil.example:{port}");
     for path in ["/__sandbox/", "/__sandbox/state", "/__sandbox/console.js"] {
         let answer = send(&base, Method::GET, path, &[("host", &rebound)], None).await;
@@ -264,17 +321,31 @@ async fn on_loopback_the_pages_keep_the_admin_api_host_rule() {
         &base,
         Method::POST,
         "/__sandbox/sign-in",
-        &[("origin", "http://evil.example"), ("content-type", "application/x-www-form-urlencoded")],
+        &[
+            ("origin", "http://evil.example"),
+            ("content-type", "application/x-www-form-urlencoded"),
+        ],
         Some("token=x"),
     )
     .await;
-    assert_eq!(signin.status, StatusCode::FORBIDDEN, "a page of another site cannot sign in");
+    assert_eq!(
+        signin.status,
+        StatusCode::FORBIDDEN,
+        "a page of another site cannot sign in"
+    );
 }
 
 #[tokio::test]
 async fn the_conformance_page_shows_a_proxy_s_deviations() {
     let none = Simulator::start().await.unwrap();
-    let page = send(&none.url(), Method::GET, "/__sandbox/conformance", &[], None).await;
+    let page = send(
+        &none.url(),
+        Method::GET,
+        "/__sandbox/conformance",
+        &[],
+        None,
+    )
+    .await;
     assert!(page.body.contains("The conformance proxy is not running."));
     let log = std::sync::Arc::new(DeviationLog::default());
     let line = r#"{"operationId":"listMembers","direction":"reply","pointer":"/data/list/0/status","rule":"enum","expected":"one of [1, 2]","actual":"7","exchange":"x-1","time":"2026-01-01T00:00:00Z"}"#;
@@ -287,6 +358,10 @@ async fn the_conformance_page_shows_a_proxy_s_deviations() {
         .await
         .unwrap();
     let page = send(&sim.url(), Method::GET, "/__sandbox/conformance", &[], None).await;
-    assert!(page.body.contains("Deviations of listMembers"), "{}", page.body);
+    assert!(
+        page.body.contains("Deviations of listMembers"),
+        "{}",
+        page.body
+    );
     assert!(page.body.contains("/data/list/0/status"));
 }

@@ -33,15 +33,28 @@ pub fn run(root: &Path, save_screenshot: bool) -> Result<()> {
 
     let t = step("licensing-sim and the licensing command line (cargo build)");
     let sim = build_simulator(root)?;
-    toolchain::run(Command::new(env!("CARGO"))
-        .args(["build", "--quiet", "-p", "licensing-cli", "--bin", "licensing"])
-        .current_dir(root))?;
+    toolchain::run(
+        Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "licensing-cli",
+                "--bin",
+                "licensing",
+            ])
+            .current_dir(root),
+    )?;
     let cli = sim.with_file_name("licensing");
     done(t);
 
     let t = step("the console in headless Chromium");
     let browser = chromium()?;
-    eprintln!("browser: {} ({})", browser.display(), browser_version(&browser));
+    eprintln!(
+        "browser: {} ({})",
+        browser.display(),
+        browser_version(&browser)
+    );
     let simulator = Simulator::start(&sim, &["--seed", "demo"], &out.join("licensing-sim.log"))?;
     let config_dir = out.join("cli-config");
     fs::create_dir_all(&config_dir)?;
@@ -57,10 +70,12 @@ pub fn run(root: &Path, save_screenshot: bool) -> Result<()> {
             "screenshot": screenshot,
         }))?,
     )?;
-    toolchain::run(Command::new("node")
-        .arg("check.mjs")
-        .arg(&config)
-        .current_dir(&tools))?;
+    toolchain::run(
+        Command::new("node")
+            .arg("check.mjs")
+            .arg(&config)
+            .current_dir(&tools),
+    )?;
     drop(simulator);
     done(t);
     if save_screenshot {

@@ -127,9 +127,7 @@ fn main() -> ExitCode {
             clients::run_all(&root, &clients::Options { test }).map(|()| true)
         }
         Command::Docs { check } => docs::run_all(&root, check).map(|()| true),
-        Command::Console { save_screenshot } => {
-            console::run(&root, save_screenshot).map(|()| true)
-        }
+        Command::Console { save_screenshot } => console::run(&root, save_screenshot).map(|()| true),
         Command::PartnerBuild => partner_build::run(&root).map(|()| true),
     };
     match outcome {

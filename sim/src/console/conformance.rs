@@ -150,7 +150,10 @@ mod tests {
     #[test]
     fn without_a_proxy_it_says_so() {
         let page = render(None).into_string();
-        assert!(page.contains("The conformance proxy is not running."), "{page}");
+        assert!(
+            page.contains("The conformance proxy is not running."),
+            "{page}"
+        );
     }
 
     #[test]
@@ -189,7 +192,10 @@ mod tests {
             }],
         );
         let page = render(Some(&log)).into_string();
-        assert!(page.contains("3 deviations") && page.contains("in 2 operations"), "{page}");
+        assert!(
+            page.contains("3 deviations") && page.contains("in 2 operations"),
+            "{page}"
+        );
         let add = page.find("Deviations of addMembers").unwrap();
         let list = page.find("Deviations of listMembers").unwrap();
         assert!(add < list, "operations in order");
@@ -197,14 +203,25 @@ mod tests {
         assert!(page[list..].contains("(the whole message)"));
         assert!(page[add..list].contains("undocumented-code"));
         assert!(page.contains("GET https://platform.example/me/api/v1/members?g_nonce=n1"));
-        assert!(page.contains("&quot;status&quot;: 7"), "the reply as recorded: {page}");
+        assert!(
+            page.contains("&quot;status&quot;: 7"),
+            "the reply as recorded: {page}"
+        );
         assert!(page.contains("Accept: application/json"));
         for secret in ["ct-secret", "pw-secret"] {
             assert!(!page.contains(secret), "{secret} shown");
         }
         assert!(page.contains("clientToken: [REDACTED]"));
         let gone = DeviationLog::new(1);
-        gone.push("x-9", RecordedExchange::default(), vec![deviation("a", "x-8", "/x")]);
-        assert!(render(Some(&gone)).into_string().contains("x-8</code> is no longer kept"));
+        gone.push(
+            "x-9",
+            RecordedExchange::default(),
+            vec![deviation("a", "x-8", "/x")],
+        );
+        assert!(
+            render(Some(&gone))
+                .into_string()
+                .contains("x-8</code> is no longer kept")
+        );
     }
 }

@@ -176,7 +176,10 @@ mod tests {
         );
         let command = command("http://127.0.0.1:8080", &e);
         assert!(command.starts_with("curl -sS -X POST 'http://127.0.0.1:8080/order/api/order/v1/shellnums?''g_nonce='\"$(head"), "{command}");
-        assert!(!command.contains("used-once"), "the nonce is never reused: {command}");
+        assert!(
+            !command.contains("used-once"),
+            "the nonce is never reused: {command}"
+        );
         assert!(command.contains(r#"-H "Authorization: Bearer $LICENSING_APP_TOKEN""#));
         assert!(command.contains(r#"--data-raw '{"size":2}'"#), "{command}");
     }
@@ -198,13 +201,20 @@ mod tests {
             value: "it's & more".into(),
         });
         let command = command("http://localhost:1", &e);
-        for header in ["clientToken: $LICENSING_CLIENT_TOKEN", "userToken: $LICENSING_USER_TOKEN"] {
+        for header in [
+            "clientToken: $LICENSING_CLIENT_TOKEN",
+            "userToken: $LICENSING_USER_TOKEN",
+        ] {
             assert!(command.contains(header), "{command}");
         }
-        assert!(command.contains(r#"'appKey='"$LICENSING_APP_KEY"'&'"#), "{command}");
+        assert!(
+            command.contains(r#"'appKey='"$LICENSING_APP_KEY"'&'"#),
+            "{command}"
+        );
         assert!(command.contains("'q=it%27s+%26+more'"), "{command}");
         assert!(
-            command.contains(r#"--data-raw '{"userList":[{"password":"'"$LICENSING_PASSWORD"'"}]}'"#),
+            command
+                .contains(r#"--data-raw '{"userList":[{"password":"'"$LICENSING_PASSWORD"'"}]}'"#),
             "{command}"
         );
         assert!(!command.contains(REDACTED), "{command}");
@@ -214,6 +224,9 @@ mod tests {
     fn a_hostile_host_or_path_stays_quoted() {
         let e = entry("allocateShellNums", "POST", "/o'$(touch x)`id`", None);
         let command = command("http://h'$(rm -rf ~)", &e);
-        assert!(command.contains(r"'http://h'\''$(rm -rf ~)/o'\''$(touch x)`id`?'"), "{command}");
+        assert!(
+            command.contains(r"'http://h'\''$(rm -rf ~)/o'\''$(touch x)`id`?'"),
+            "{command}"
+        );
     }
 }

@@ -192,7 +192,10 @@ fn sign_in(access: &AdminAccess, req: &AdminRequest) -> Response {
         return redirect(&format!("{ROOT}?signin=failed"), None);
     };
     if body.len() > MAX_SIGN_IN_BYTES {
-        return text(StatusCode::PAYLOAD_TOO_LARGE, "the sign-in form is too large");
+        return text(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the sign-in form is too large",
+        );
     }
     let token = form_urlencoded::parse(body)
         .find(|(k, _)| k == "token")

@@ -8,7 +8,6 @@ use std::sync::OnceLock;
 use maud::{Markup, html};
 use serde_json::{Map, Value};
 
-
 /// The spec's `components.schemas`.
 pub(crate) fn schemas() -> &'static Map<String, Value> {
     static SCHEMAS: OnceLock<Map<String, Value>> = OnceLock::new();
@@ -177,20 +176,34 @@ mod tests {
         let at = |path: &str| form.find(&format!("name=\"{path}\"")).unwrap();
         assert!(at("operation") < at("enterpriseGlobalId") && at("seed") < at("fault.kind"));
         for path in &expected {
-            assert!(form.contains(&format!("name=\"{path}\"")), "no control for {path}: {form}");
+            assert!(
+                form.contains(&format!("name=\"{path}\"")),
+                "no control for {path}: {form}"
+            );
             let id = format!("field-{}", path.replace('.', "-"));
-            assert!(form.contains(&format!("<label for=\"{id}\"")), "{path} unlabelled");
+            assert!(
+                form.contains(&format!("<label for=\"{id}\"")),
+                "{path} unlabelled"
+            );
         }
         // The kinds and bounds come from the spec.
-        assert!(form.contains(r#"name="fault.kind" data-type="string" required"#), "{form}");
+        assert!(
+            form.contains(r#"name="fault.kind" data-type="string" required"#),
+            "{form}"
+        );
         for kind in enumeration_of("Fault", "kind") {
-            assert!(form.contains(&format!("<option value=\"{kind}\">")), "{kind}");
+            assert!(
+                form.contains(&format!("<option value=\"{kind}\">")),
+                "{kind}"
+            );
         }
         assert!(form.contains(r#"name="probability" type="number" data-type="number""#));
         assert!(form.contains(r#"min="0" max="1""#), "{form}");
         assert!(form.contains(r#"name="bodyField.equals" type="text" data-type="json""#));
-        assert!(!form.contains(r#"name="bodyField.pointer" type="text" data-type="string" required"#),
-            "an optional object's fields are not required");
+        assert!(
+            !form.contains(r#"name="bodyField.pointer" type="text" data-type="string" required"#),
+            "an optional object's fields are not required"
+        );
     }
 
     fn enumeration_of(object: &str, property: &str) -> Vec<String> {

@@ -166,25 +166,25 @@ impl App {
         match target {
             Target::Operation(_) => None,
             Target::Admin(_) => self.gate.admin.refusal(parts),
-            Target::Page(_, guard) => self.page_check(parts, *guard).err(),
+            Target::Page(_, guard) => match self.gate.admin.check(parts, *guard) {
+                Ok(_) => None,
+                Err(refused) => Some(self.page_refusal(parts, refused)),
+            },
         }
     }
 
-    /// The admin checks of a page route: what its session gives the page, or the
-    /// refusal (a sign-in form when only the admin token is missing).
-    fn page_check(&self, parts: &Parts, guard: Guard) -> Result<session::SessionInfo, Response> {
-        self.gate.admin.check(parts, guard).map_err(|refused| {
-            match (&self.unauthorized, refused.status) {
-                (Some(page), StatusCode::UNAUTHORIZED) => {
-                    let mut response = page(parts, &refused.message);
-                    *response.status_mut() = StatusCode::UNAUTHORIZED;
-                    response
-                }
-                _ => refused.into_response(),
+    /// The answer to a page request the admin checks refused: a sign-in form when only
+    /// the admin token is missing.
+    fn page_refusal(&self, parts: &Parts, refused: admin::Refused) -> Response {
+        match (&self.unauthorized, refused.status) {
+            (Some(page), StatusCode::UNAUTHORIZED) => {
+                let mut response = page(parts, &refused.message);
+                *response.status_mut() = StatusCode::UNAUTHORIZED;
+                response
             }
-        })
+            _ => refused.into_response(),
+        }
     }
-
 
     /// Answers one request whose body the server has read (or could not).
     pub async fn handle(&self, parts: Parts, body: ReadBody) -> Response {
@@ -231,11 +231,11 @@ impl App {
             }
             Target::Page(route, guard) => {
                 let mut parts = parts;
-                match self.page_check(&parts, *guard) {
+                match self.gate.admin.check(&parts, *guard) {
                     Ok(info) => {
                         parts.extensions.insert(info);
                     }
-                    Err(refused) => return refused,
+                    Err(refused) => return self.page_refusal(&parts, refused),
                 }
                 let Ok(params) = params else {
                     return bare(StatusCode::BAD_REQUEST, None);

@@ -67,7 +67,9 @@ impl Sessions {
         let open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         let now = Instant::now();
         open.iter()
-            .find(|s| s.expires > now && super::admin::constant_time_eq(s.id.as_bytes(), id.as_bytes()))
+            .find(|s| {
+                s.expires > now && super::admin::constant_time_eq(s.id.as_bytes(), id.as_bytes())
+            })
             .map(|s| s.csrf.clone())
     }
 

@@ -175,7 +175,10 @@ impl DeviationSource for DeviationLog {
 
     fn exchange(&self, id: &str) -> Option<RecordedExchange> {
         let inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        inner.exchanges.get(id).map(|(exchange, _)| exchange.clone())
+        inner
+            .exchanges
+            .get(id)
+            .map(|(exchange, _)| exchange.clone())
     }
 }
 
@@ -193,7 +196,10 @@ mod tests {
         assert_eq!(serde_json::to_string(&found[0]).unwrap(), LINE);
         let bad = LINE.replace("\"reply\"", "\"response\"");
         let error = Deviation::parse_lines(&format!("{LINE}\n{bad}")).unwrap_err();
-        assert!(error.starts_with("line 2: direction: unknown variant"), "{error}");
+        assert!(
+            error.starts_with("line 2: direction: unknown variant"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -101,9 +101,7 @@ pub(crate) struct Sandbox {
 
 /// The conformance proxy's findings the admin pages show, if a proxy runs.
 #[derive(Default)]
-pub(crate) struct Deviations(
-    std::sync::RwLock<Option<Arc<dyn conformance::DeviationSource>>>,
-);
+pub(crate) struct Deviations(std::sync::RwLock<Option<Arc<dyn conformance::DeviationSource>>>);
 
 impl Deviations {
     /// The source, if one is set.
