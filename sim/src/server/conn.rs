@@ -228,33 +228,35 @@ where
         tokio::spawn(async move {
             let watch = Arc::new(StreamWatch::new());
             let timeout = server.limits.write_timeout;
-            let mut stream = std::pin::pin!(stream);
             let stall = tokio::time::sleep(timeout);
             let mut stall = std::pin::pin!(stall);
-            let finished = std::future::poll_fn(|cx| {
-                // The stream's body finds its watch here (see `Limited::call`).
-                let polled = STREAM.sync_scope(Arc::clone(&watch), || stream.as_mut().poll(cx));
-                if polled.is_ready() {
-                    return Poll::Ready(true);
-                }
-                let Some(since) = watch.waiting_since() else {
-                    return Poll::Pending;
-                };
-                let at = since + timeout;
-                if at <= Instant::now() {
-                    return Poll::Ready(false);
-                }
-                if stall.deadline() != at {
-                    stall.as_mut().reset(at);
-                }
-                // Only to be woken at the deadline: the next poll looks again.
-                let _ = stall.as_mut().poll(cx);
-                Poll::Pending
-            })
-            .await;
+            // The stream's task lives in this block: given up, it is dropped at its end,
+            // and hyper's half of the stream with it.
+            let finished = {
+                let mut stream = std::pin::pin!(stream);
+                std::future::poll_fn(|cx| {
+                    // The stream's body finds its watch here (see `Limited::call`).
+                    let polled = STREAM.sync_scope(Arc::clone(&watch), || stream.as_mut().poll(cx));
+                    if polled.is_ready() {
+                        return Poll::Ready(true);
+                    }
+                    let Some(since) = watch.waiting_since() else {
+                        return Poll::Pending;
+                    };
+                    let at = since + timeout;
+                    if at <= Instant::now() {
+                        return Poll::Ready(false);
+                    }
+                    if stall.deadline() != at {
+                        stall.as_mut().reset(at);
+                    }
+                    // Only to be woken at the deadline: the next poll looks again.
+                    let _ = stall.as_mut().poll(cx);
+                    Poll::Pending
+                })
+                .await
+            };
             if !finished {
-                // The stream's task is dropped here: hyper's half of the stream with it.
-                drop(stream);
                 server.replies_abandoned.fetch_add(1, Ordering::Relaxed);
                 let given_up = activity.abandoned.fetch_add(1, Ordering::Relaxed) + 1;
                 tracing::debug!(
