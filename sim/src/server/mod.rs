@@ -52,6 +52,7 @@ use tokio_rustls::TlsAcceptor;
 
 mod body;
 mod conn;
+mod reply;
 pub(crate) mod tls;
 
 use crate::protocol::{App, BodyUnread, MAX_BODY_BYTES, ReadBody};
@@ -130,7 +131,7 @@ const CLOSE_GRACE: Duration = Duration::from_millis(500);
 const MAX_READ_BUFFER: usize = 64 * 1024;
 /// Requests one HTTP/2 connection (over TLS) may have in progress at once.
 const H2_MAX_STREAMS: u32 = 32;
-/// The largest piece of an HTTP/2 reply handed over at once (see [`conn::Sending`]).
+/// The largest piece of an HTTP/2 reply handed over at once (see [`reply::Sending`]).
 const H2_CHUNK: usize = 16 * 1024;
 /// HTTP/2 replies given up for the write timeout after which their connection is closed.
 const H2_MAX_ABANDONED: u32 = 4;
