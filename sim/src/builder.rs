@@ -405,8 +405,10 @@ impl SimulatorBuilder {
     /// least 1; lowered at start to the process's open-file limit less 64, when that is
     /// smaller). When all are taken, a new connection replaces the one that has gone
     /// longest without a request in progress (waiting for its first request, or idle
-    /// between requests); when every one has a request in progress, the new connection is
-    /// closed at once. A request in progress is never cut short to make room.
+    /// between requests; an HTTP/2 reply that has waited on its client for a second counts
+    /// as none, see [`write_timeout`](Self::write_timeout)); when every one has a request in
+    /// progress, the new connection is closed at once. A request in progress is never cut
+    /// short to make room.
     pub fn max_connections(mut self, max: usize) -> Self {
         self.limits.max_connections = max.max(1);
         self
