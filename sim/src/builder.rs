@@ -391,12 +391,26 @@ impl SimulatorBuilder {
         self
     }
 
+    /// How long a reply may wait on its client (default
+    /// [`DEFAULT_WRITE_TIMEOUT`](crate::DEFAULT_WRITE_TIMEOUT), at least 1 ms). Over HTTP/2 a
+    /// reply none of which the client lets through for this long (a zero flow-control
+    /// window, or a client that does not read) is given up: its stream is reset and its
+    /// memory freed, and a connection with 4 replies given up is closed. A connection
+    /// whose every request in progress is such a reply, waiting for a second or more, may
+    /// be closed to make room like a quiet one.
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.write_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
     /// How many connections may be open at once (default [`DEFAULT_MAX_CONNECTIONS`](crate::DEFAULT_MAX_CONNECTIONS), at
     /// least 1; lowered at start to the process's open-file limit less 64, when that is
     /// smaller). When all are taken, a new connection replaces the one that has gone
     /// longest without a request in progress (waiting for its first request, or idle
-    /// between requests); when every one has a request in progress, the new connection is
-    /// closed at once. A request in progress is never cut short to make room.
+    /// between requests; an HTTP/2 reply that has waited on its client for a second counts
+    /// as none, see [`write_timeout`](Self::write_timeout)); when every one has a request in
+    /// progress, the new connection is closed at once. A request in progress is never cut
+    /// short to make room.
     pub fn max_connections(mut self, max: usize) -> Self {
         self.limits.max_connections = max.max(1);
         self

@@ -59,7 +59,7 @@ pub use sandbox::{
 };
 pub use server::{
     DEFAULT_BODY_BUDGET, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_CONNECTIONS, ServerStats, tls::TlsConfig,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_WRITE_TIMEOUT, ServerStats, tls::TlsConfig,
 };
 pub use state::{ParseRegionError, Region, document::ImportError};
 pub use store::StateFileError;

@@ -130,6 +130,11 @@ struct Args {
     #[arg(long, env = "LICENSING_SIM_IDLE_TIMEOUT_SECS", default_value_t = sim::DEFAULT_IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     idle_timeout_secs: u64,
 
+    /// Seconds a reply may wait on its client: an HTTP/2 reply the client's window or its
+    /// not reading keeps from being sent is given up (its stream reset).
+    #[arg(long, env = "LICENSING_SIM_WRITE_TIMEOUT_SECS", default_value_t = sim::DEFAULT_WRITE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    write_timeout_secs: u64,
+
     /// Connections open at once (lowered to the open-file limit less 64); beyond it a new
     /// connection replaces the longest-idle one, or is closed if every one is busy.
     #[arg(long, env = "LICENSING_SIM_MAX_CONNECTIONS", default_value_t = sim::DEFAULT_MAX_CONNECTIONS, value_parser = at_least_one)]
@@ -281,6 +286,7 @@ async fn main() -> ExitCode {
         .header_timeout(Duration::from_secs(args.header_timeout_secs))
         .body_timeout(Duration::from_secs(args.body_timeout_secs))
         .idle_timeout(Duration::from_secs(args.idle_timeout_secs))
+        .write_timeout(Duration::from_secs(args.write_timeout_secs))
         .max_connections(args.max_connections)
         .body_budget(args.body_budget_mib.saturating_mul(MIB))
         .faults(FaultSettings {

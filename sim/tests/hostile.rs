@@ -313,3 +313,184 @@ async fn the_state_holds_at_most_its_configured_records() {
     assert_eq!(refused.body["code"], "13004", "{:?}", refused.body);
     assert!(refused.body.to_string().contains("--max-orders"));
 }
+
+#[path = "../../tests/support/pki.rs"]
+mod pki;
+
+/// An HTTP/2 client over real TLS that advertises `SETTINGS_INITIAL_WINDOW_SIZE = 0` and
+/// never grants more: no reply body can ever be sent to it. The connection's frames are
+/// read by a task of its own (so resets and `GOAWAY` are seen); its end is the task's.
+async fn zero_window_client(
+    addr: std::net::SocketAddr,
+    ca: &str,
+) -> (
+    h2::client::SendRequest<bytes::Bytes>,
+    tokio::task::JoinHandle<Result<(), h2::Error>>,
+) {
+    use rustls::pki_types::{CertificateDer, ServerName, pem::PemObject};
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca.as_bytes()).unwrap())
+        .unwrap();
+    let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .expect("the TLS handshake");
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let (send, connection) = h2::client::Builder::new()
+        .initial_window_size(0)
+        .handshake(tls)
+        .await
+        .expect("the HTTP/2 handshake");
+    (send, tokio::spawn(connection))
+}
+
+/// Sends one request without credentials (its error reply has a body) and waits for the
+/// reply's head, which flow control does not hold back.
+async fn stalled_request(
+    send: &mut h2::client::SendRequest<bytes::Bytes>,
+    addr: std::net::SocketAddr,
+) -> h2::RecvStream {
+    let uri = format!(
+        "https://localhost:{}{}",
+        addr.port(),
+        support::path("allocateShellNums", &[])
+    );
+    let request = axum::http::Request::post(uri).body(()).unwrap();
+    let mut ready = send.clone().ready().await.expect("room for a stream");
+    let (response, _) = ready.send_request(request, true).unwrap();
+    *send = ready;
+    let response = tokio::time::timeout(Duration::from_secs(10), response)
+        .await
+        .expect("the reply's head in time")
+        .expect("a reply");
+    response.into_body()
+}
+
+/// Over TLS HTTP/2, replies a client never lets through (a zero window) are given up at
+/// the write timeout: each stream is reset, and the connection, past four, is closed.
+/// Before, they kept their requests, and their connection, in progress for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http2_replies_a_client_never_reads_are_given_up_at_the_write_timeout() {
+    use licensing_sim::{Simulator, TlsConfig};
+    let pki = pki::Pki::new();
+    let write_timeout = Duration::from_secs(2);
+    let sim = Simulator::builder()
+        .tls(TlsConfig::from_pem(pki.cert.as_bytes(), pki.key.as_bytes()).unwrap())
+        .write_timeout(write_timeout)
+        .start()
+        .await
+        .unwrap();
+    let addr = sim.addr();
+    let (mut send, connection) = zero_window_client(addr, &pki.ca).await;
+    // The 200 streams per connection, as many as the server lets one have.
+    let mut bodies = Vec::new();
+    for _ in 0..32 {
+        bodies.push(stalled_request(&mut send, addr).await);
+    }
+    let started = Instant::now();
+    assert_eq!(sim.stats().replies_abandoned, 0);
+    for mut body in bodies {
+        let ended = tokio::time::timeout(write_timeout * 3, body.data())
+            .await
+            .expect("the stream is ended within the write timeout");
+        match ended {
+            Some(Err(e)) => assert!(
+                e.reason() == Some(h2::Reason::CANCEL) || e.is_go_away() || e.is_io(),
+                "ended by {e:?}"
+            ),
+            other => panic!("a reply got through a zero window: {other:?}"),
+        }
+    }
+    let ended = started.elapsed();
+    // The first reply waited from before `started`; none ended much before the timeout.
+    assert!(
+        ended >= write_timeout - Duration::from_millis(500),
+        "ended after {ended:?}"
+    );
+    let closed = tokio::time::timeout(Duration::from_secs(5), connection).await;
+    assert!(closed.is_ok(), "the connection is still open");
+    let stats = sim.stats();
+    assert!(stats.replies_abandoned >= 4, "{stats:?}");
+    assert!(stats.connections_timed_out >= 1, "{stats:?}");
+    eprintln!("32 zero-window streams ended {ended:?} after the last reply head; {stats:?}");
+    sim.shutdown().await.unwrap();
+}
+
+/// With every connection slot held by zero-window HTTP/2 clients (the 1,024
+/// connections, scaled to a cap of 16), a well-behaved client is served: their replies
+/// wait on the client, so their connections are closed to make room as quiet ones are.
+/// Before, every new connection was refused until the replies were sent, that is never.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zero_window_clients_filling_the_cap_are_evicted_for_a_well_behaved_one() {
+    use licensing_sim::{DEFAULT_APP_TOKEN, Simulator, TlsConfig};
+    let pki = pki::Pki::new();
+    let cap = 16;
+    let sim = Simulator::builder()
+        .tls(TlsConfig::from_pem(pki.cert.as_bytes(), pki.key.as_bytes()).unwrap())
+        .max_connections(cap)
+        // Long: eviction, not the write timeout, is what makes room here.
+        .write_timeout(Duration::from_secs(120))
+        .start()
+        .await
+        .unwrap();
+    let addr = sim.addr();
+    let mut held = Vec::new();
+    for _ in 0..cap {
+        let (mut send, connection) = zero_window_client(addr, &pki.ca).await;
+        let body = stalled_request(&mut send, addr).await;
+        held.push((send, connection, body));
+    }
+    assert_eq!(sim.stats().connections, cap);
+    // Replies waiting on their client for a second make their connection quiet.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let client = reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(pki.ca.as_bytes()).unwrap()])
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let url = format!(
+        "{}{}?g_nonce={}",
+        sim.url(),
+        support::path("allocateShellNums", &[]),
+        licensing_sdk::runtime::nonce()
+    );
+    let sent = Instant::now();
+    let reply = client
+        .post(url)
+        .bearer_auth(DEFAULT_APP_TOKEN)
+        .json(&json!({ "size": 1 }))
+        .send()
+        .await
+        .expect("a well-behaved client is served");
+    let took = sent.elapsed();
+    assert_eq!(reply.status(), 200);
+    assert_eq!(reply.version(), reqwest::Version::HTTP_2);
+    let body: Value = reply.json().await.unwrap();
+    assert_eq!(body["code"], json!(0), "{body}");
+    let stats = sim.stats();
+    assert!(stats.connections_evicted >= 1, "{stats:?}");
+    assert_eq!(stats.connections_refused, 0, "{stats:?}");
+    assert!(stats.connections <= cap, "{stats:?}");
+    eprintln!("served in {took:?} with the cap of {cap} held by zero-window clients; {stats:?}");
+    // The evicted client's connection is closed, its stalled reply with it.
+    let mut closed = 0;
+    for (_, connection, _) in held {
+        if tokio::time::timeout(Duration::from_millis(100), connection)
+            .await
+            .is_ok()
+        {
+            closed += 1;
+        }
+    }
+    assert!(closed >= 1, "no zero-window connection was closed");
+    sim.shutdown().await.unwrap();
+}

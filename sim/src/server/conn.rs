@@ -2,6 +2,7 @@
 //! timers) and the service that reads each request's body before the gate sees it.
 
 use super::*;
+use reply::{Sending, Streams};
 
 /// What one connection is doing, shared by its task, its I/O and its requests.
 pub(super) struct Activity {
@@ -11,9 +12,12 @@ pub(super) struct Activity {
     pub(super) h2: AtomicBool,
     /// Set when the connection is asked to close to make room.
     pub(super) evict: AtomicBool,
-    /// Wakes the connection's task when it is asked to close. Phase changes do not: they
-    /// are on every request's path, and the task looks at the phase often enough anyway
-    /// (see [`Activity::next_check`]).
+    /// HTTP/2 replies given up for the write timeout; past [`H2_MAX_ABANDONED`] the
+    /// connection is closed.
+    pub(super) abandoned: AtomicU32,
+    /// Wakes the connection's task when it is asked to close, or has given up too many
+    /// replies. Phase changes do not: they are on every request's path, and the task
+    /// looks at the phase often enough anyway (see [`Activity::next_check`]).
     pub(super) changed: Notify,
 }
 
@@ -21,6 +25,11 @@ pub(super) struct Activity {
 pub(super) struct Phase {
     /// Requests between their headers and the end of their reply.
     in_flight: usize,
+    /// Of those, HTTP/2 replies waiting on the client: handed over, and not taken further
+    /// because the client's flow-control window (or its reading) does not let them.
+    waiting: usize,
+    /// When one of them last started waiting.
+    waiting_since: Instant,
     /// When the connection last became quiet: accepted, handshake done, or last reply sent.
     quiet_since: Instant,
     /// When the first byte of the next request arrived (HTTP/1), if it has.
@@ -34,12 +43,15 @@ impl Activity {
         Self {
             state: Mutex::new(Phase {
                 in_flight: 0,
+                waiting: 0,
+                waiting_since: Instant::now(),
                 quiet_since: Instant::now(),
                 request_started: None,
                 served: false,
             }),
             h2: AtomicBool::new(false),
             evict: AtomicBool::new(false),
+            abandoned: AtomicU32::new(0),
             changed: Notify::new(),
         }
     }
@@ -48,10 +60,18 @@ impl Activity {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Since when it has had no request in progress; `None` while it has one.
-    pub(super) fn quiet_since(&self) -> Option<Instant> {
+    /// Since when it has had no request in progress; `None` while it has one. Replies
+    /// waiting on the client count as none once all of them have waited for
+    /// [`STALL_GRACE`] (or the write timeout, if shorter): the client is holding the
+    /// connection, not the server, as an HTTP/1.1 client that does not read its reply does
+    /// once it is handed over.
+    pub(super) fn quiet_since(&self, limits: &Limits) -> Option<Instant> {
         let phase = self.phase();
-        (phase.in_flight == 0).then_some(phase.quiet_since)
+        if phase.in_flight == 0 {
+            return Some(phase.quiet_since);
+        }
+        let since = phase.waiting_since + STALL_GRACE.min(limits.write_timeout);
+        (phase.in_flight == phase.waiting && since <= Instant::now()).then_some(since)
     }
 
     /// When a quiet connection is closed, and which timeout closes it; `None` while a
@@ -103,16 +123,46 @@ impl Activity {
         phase.served = true;
         phase.request_started = None;
         drop(phase);
-        Busy(Arc::clone(self))
+        Busy {
+            activity: Arc::clone(self),
+            waiting: false,
+        }
     }
 }
 
 /// A request in progress on its connection, until its reply has been sent (or dropped).
-pub(super) struct Busy(Arc<Activity>);
+pub(super) struct Busy {
+    activity: Arc<Activity>,
+    /// Whether its reply is waiting on the client.
+    waiting: bool,
+}
+
+impl Busy {
+    /// Its reply has been handed over (whole or in part) and waits on the client from now.
+    pub(super) fn wait(&mut self) {
+        let mut phase = self.activity.phase();
+        if !self.waiting {
+            phase.waiting += 1;
+            self.waiting = true;
+        }
+        phase.waiting_since = Instant::now();
+    }
+
+    /// Its reply waits on the server again (the rest of its body).
+    pub(super) fn resume(&mut self) {
+        if self.waiting {
+            self.activity.phase().waiting -= 1;
+            self.waiting = false;
+        }
+    }
+}
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        let mut phase = self.0.phase();
+        let mut phase = self.activity.phase();
+        if self.waiting {
+            phase.waiting -= 1;
+        }
         phase.in_flight -= 1;
         if phase.in_flight == 0 {
             phase.quiet_since = Instant::now();
@@ -208,41 +258,20 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for Limited<H> {
         Box::pin(async move {
             let (head, incoming) = req.into_parts();
             // Refused from its head alone: its body is never read.
-            if let Some(refused) = this.app.refuse(&head) {
-                return Ok(refused.map(|body| Sending { body, _busy: busy }));
-            }
-            let req = Request::from_parts(head, incoming);
-            let (parts, body, lease) = this.server.read_body(req).await;
-            let response = this.app.handle(parts, body).await;
-            drop(lease);
-            Ok(response.map(|body| Sending { body, _busy: busy }))
+            let response = match this.app.refuse(&head) {
+                Some(refused) => refused,
+                None => {
+                    let req = Request::from_parts(head, incoming);
+                    let (parts, body, lease) = this.server.read_body(req).await;
+                    let response = this.app.handle(parts, body).await;
+                    drop(lease);
+                    response
+                }
+            };
+            // Set when this runs as an HTTP/2 stream's task (see `Streams`).
+            let watch = reply::current_stream();
+            Ok(response.map(|body| Sending::new(body, busy, watch)))
         })
-    }
-}
-
-/// A reply body that keeps its request in progress until it is sent or dropped.
-pub(crate) struct Sending {
-    body: Body,
-    _busy: Busy,
-}
-
-impl HttpBody for Sending {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        Pin::new(&mut self.get_mut().body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
     }
 }
 
@@ -341,7 +370,10 @@ async fn drive<S, H: Handler>(
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(Streams {
+        server: Arc::clone(server),
+        activity: Arc::clone(activity),
+    });
     // The header timeout is this task's (hyper's would also close idle keep-alive
     // connections, at the header timeout instead of the idle timeout).
     builder
@@ -414,9 +446,15 @@ async fn drive<S, H: Handler>(
             }
             Event::Shutdown => break,
             Event::Changed => {
+                if activity.abandoned.load(Ordering::Relaxed) >= H2_MAX_ABANDONED {
+                    server.timed_out.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(%peer, "connection closed: its client read none of {H2_MAX_ABANDONED} replies within the write timeout");
+                    break;
+                }
                 // Checked here, in the task that also runs HTTP/1 requests, so a request
                 // that has just started is seen and the connection kept.
-                if activity.evict.swap(false, Ordering::Relaxed) && activity.quiet_since().is_some()
+                if activity.evict.swap(false, Ordering::Relaxed)
+                    && activity.quiet_since(&server.limits).is_some()
                 {
                     server.evicted.fetch_add(1, Ordering::Relaxed);
                     tracing::debug!(%peer, "quiet connection closed to make room");
@@ -435,17 +473,19 @@ async fn drive<S, H: Handler>(
         }
     }
     // Closing: evicted, timed out or shut down. With requests in progress (only on
-    // shutdown), they finish and no new one is taken. Without, a connection between
-    // requests may still be sending its last reply, and is let finish that (briefly: a
-    // client that does not read gets no longer); one that has sent nothing, or part of a
-    // request, is just dropped.
+    // shutdown, or with replies given up), they finish and no new one is taken. Without
+    // (replies waiting on the client do not count), a connection between requests may
+    // still be sending its last reply, and is let finish that (briefly: a client that does
+    // not read gets no longer); one that has sent nothing, or part of a request, is just
+    // dropped. Dropping an HTTP/2 connection ends its streams' tasks too.
     let phase = *activity.phase();
-    if phase.in_flight > 0 {
+    if phase.in_flight > phase.waiting {
         conn.as_mut().graceful_shutdown();
         if let Err(e) = conn.await {
             tracing::debug!(%peer, error = %e, "connection ended with an error");
         }
     } else if phase.served && phase.request_started.is_none() {
+        // Also where replies wait on the client: it gets no longer than the others.
         conn.as_mut().graceful_shutdown();
         let _ = tokio::time::timeout(CLOSE_GRACE, conn).await;
     }

@@ -10,6 +10,12 @@
 //! body is bounded by the body timeout and the body budget instead, and a request refused
 //! for either is answered with code `500` ("network exception, retry") through the
 //! operation's reply path (see [`BodyUnread`]).
+//!
+//! Over HTTP/2 the client's flow control can keep a reply from being sent at all. Such a
+//! reply *waits on the client*: once every request of a connection is one that has waited
+//! for a moment, the connection counts as quiet (for eviction), and a reply that waits
+//! for the write timeout is given up, its stream reset; a connection that has given up
+//! a few is closed.
 
 use std::{
     collections::HashMap,
@@ -20,7 +26,7 @@ use std::{
     pin::Pin,
     sync::{
         Arc, Mutex, PoisonError,
-        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering},
     },
     task::{Context, Poll, Wake, Waker},
     time::Duration,
@@ -34,11 +40,7 @@ use axum::{
 use futures_util::task::AtomicWaker;
 use http_body::{Frame, SizeHint};
 use hyper::body::Incoming;
-use hyper_util::{
-    rt::{TokioExecutor, TokioIo},
-    server::conn::auto,
-    service::TowerToHyperService,
-};
+use hyper_util::{rt::TokioIo, server::conn::auto, service::TowerToHyperService};
 use tokio::{
     io::{AsyncRead, AsyncWrite, ReadBuf},
     net::{TcpListener, TcpStream},
@@ -50,6 +52,7 @@ use tokio_rustls::TlsAcceptor;
 
 mod body;
 mod conn;
+mod reply;
 pub(crate) mod tls;
 
 use crate::protocol::{App, BodyUnread, MAX_BODY_BYTES, ReadBody};
@@ -101,6 +104,9 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a connection may stay open without a request after a reply unless configured
 /// otherwise.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a reply may wait on its client (an HTTP/2 stream the client's flow-control
+/// window, or its not reading, keeps from being sent) unless configured otherwise.
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How many connections are open at most unless configured otherwise (lowered to fit the
 /// process's open-file limit).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
@@ -125,6 +131,14 @@ const CLOSE_GRACE: Duration = Duration::from_millis(500);
 const MAX_READ_BUFFER: usize = 64 * 1024;
 /// Requests one HTTP/2 connection (over TLS) may have in progress at once.
 const H2_MAX_STREAMS: u32 = 32;
+/// The largest piece of an HTTP/2 reply handed over at once (see [`reply::Sending`]).
+const H2_CHUNK: usize = 16 * 1024;
+/// HTTP/2 replies given up for the write timeout after which their connection is closed.
+const H2_MAX_ABANDONED: u32 = 4;
+/// How long every reply of a connection must have waited on its client before the
+/// connection may be closed to make room, as a quiet one is (or the write timeout, if
+/// shorter): a client reading at any speed takes its next piece well within it.
+const STALL_GRACE: Duration = Duration::from_secs(1);
 
 /// What the server bounds; set through [`SimulatorBuilder`](crate::SimulatorBuilder).
 #[derive(Clone, Copy, Debug)]
@@ -132,6 +146,7 @@ pub(crate) struct Limits {
     pub header_timeout: Duration,
     pub body_timeout: Duration,
     pub idle_timeout: Duration,
+    pub write_timeout: Duration,
     pub max_connections: usize,
     pub body_budget: usize,
 }
@@ -142,6 +157,7 @@ impl Default for Limits {
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             body_timeout: DEFAULT_BODY_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            write_timeout: DEFAULT_WRITE_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             body_budget: DEFAULT_BODY_BUDGET,
         }
@@ -161,8 +177,12 @@ pub struct ServerStats {
     pub connections_refused: u64,
     /// Quiet connections closed to make room for a new one.
     pub connections_evicted: u64,
-    /// Connections closed by the header or the idle timeout.
+    /// Connections closed by the header or the idle timeout, or for HTTP/2 replies not
+    /// read within the write timeout.
     pub connections_timed_out: u64,
+    /// HTTP/2 replies given up (their stream reset) because they waited on the client
+    /// for the write timeout.
+    pub replies_abandoned: u64,
     /// Bytes of request bodies held in memory now (counted against the body budget).
     pub body_bytes: usize,
     /// The most bytes of request bodies held at once since the start; never above the
@@ -187,6 +207,7 @@ pub(crate) struct Server {
     refused: AtomicU64,
     evicted: AtomicU64,
     timed_out: AtomicU64,
+    replies_abandoned: AtomicU64,
     bodies_refused: AtomicU64,
 }
 
@@ -214,6 +235,7 @@ impl Server {
             refused: AtomicU64::new(0),
             evicted: AtomicU64::new(0),
             timed_out: AtomicU64::new(0),
+            replies_abandoned: AtomicU64::new(0),
             bodies_refused: AtomicU64::new(0),
         }
     }
@@ -225,6 +247,7 @@ impl Server {
             connections_refused: self.refused.load(Ordering::Relaxed),
             connections_evicted: self.evicted.load(Ordering::Relaxed),
             connections_timed_out: self.timed_out.load(Ordering::Relaxed),
+            replies_abandoned: self.replies_abandoned.load(Ordering::Relaxed),
             body_bytes: self.body_bytes.load(Ordering::Relaxed),
             body_bytes_peak: self.body_bytes_peak.load(Ordering::Relaxed),
             bodies_refused: self.bodies_refused.load(Ordering::Relaxed),
@@ -262,7 +285,7 @@ impl Server {
         let quietest = registry
             .values()
             .filter(|a| !a.evict.load(Ordering::Relaxed))
-            .filter_map(|a| a.quiet_since().map(|since| (since, a)))
+            .filter_map(|a| a.quiet_since(&self.limits).map(|since| (since, a)))
             .min_by_key(|(since, _)| *since);
         let Some((_, activity)) = quietest else {
             return false;
