@@ -34,6 +34,7 @@
 mod builder;
 mod ops;
 mod protocol;
+pub mod proxy;
 mod sandbox;
 mod server;
 mod state;

@@ -14,6 +14,7 @@ use std::{
 /// root (`lib.rs`, `main.rs`) wires them together and may import any.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("server", &["protocol"]),
+    ("proxy", &["server", "protocol", "ops", "sandbox"]),
     ("sandbox", &["protocol", "ops", "state"]),
     ("protocol", &["ops", "state"]),
     ("ops", &["state", "store"]),
