@@ -3,5 +3,6 @@
 //! of the report, the recording and the logs; the recording, report, seed and replay tools.
 
 mod deviations;
+mod secrets;
 mod stub;
 mod support;
