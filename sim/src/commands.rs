@@ -21,6 +21,44 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "text")]
         output: Output,
     },
+    /// Sandbox seeds made from what a recording observed.
+    #[command(subcommand)]
+    Seed(SeedCommand),
+    /// Re-send a recording's requests in order and report every reply that differs in
+    /// HTTP status, business code or shape; exits 1 when one does.
+    Replay {
+        /// The recording (HAR 1.2, from the proxy).
+        file: PathBuf,
+        /// The base URL to send to (a simulator, a new platform version).
+        #[arg(long, value_name = "URL")]
+        against: String,
+        /// Order service token sent as `Authorization: Bearer …`.
+        #[arg(long, env = "LICENSING_APP_TOKEN", default_value = sim::DEFAULT_APP_TOKEN, hide_env_values = true)]
+        app_token: String,
+        /// Member center client token (`Authorization: Bearer …` and `clientToken`).
+        #[arg(long, env = "LICENSING_CLIENT_TOKEN", default_value = sim::DEFAULT_CLIENT_TOKEN, hide_env_values = true)]
+        client_token: String,
+        /// Member center user token (`userToken`).
+        #[arg(long, env = "LICENSING_USER_TOKEN", default_value = sim::DEFAULT_USER_TOKEN, hide_env_values = true)]
+        user_token: String,
+        /// `text` for people, `json` for machines.
+        #[arg(long, value_enum, default_value = "text")]
+        output: Output,
+    },
+}
+
+/// Seed subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SeedCommand {
+    /// Print (or write) a seed reproducing the enterprises, channel customers, assets and
+    /// employees a recording observed.
+    FromRecording {
+        /// The recording (HAR 1.2, from the proxy).
+        file: PathBuf,
+        /// Write the seed here instead of printing it.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
 }
 
 /// How a tool prints.
@@ -123,6 +161,49 @@ pub async fn run(command: Command, stopped: impl Future<Output = ()>) -> ExitCod
                 Output::Text => r.to_text(),
                 Output::Json => pretty(&r),
             }))
+        }
+        Command::Seed(SeedCommand::FromRecording { file, output }) => {
+            let seed = proxy::tools::seed_from_recording(&file).map(|s| pretty(&s));
+            match (seed, output) {
+                (Ok(text), Some(path)) => finish(
+                    std::fs::write(&path, text)
+                        .map(|()| String::new())
+                        .map_err(|e| format!("{}: {e}", path.display())),
+                ),
+                (seed, _) => finish(seed),
+            }
+        }
+        Command::Replay {
+            file,
+            against,
+            app_token,
+            client_token,
+            user_token,
+            output,
+        } => {
+            let tokens = proxy::tools::Tokens {
+                app: app_token,
+                client: client_token,
+                user: user_token,
+            };
+            match proxy::tools::replay(&file, &against, &tokens).await {
+                Ok(result) => {
+                    let text = match output {
+                        Output::Text => result.to_text(),
+                        Output::Json => pretty(&result),
+                    };
+                    print!("{text}");
+                    if result.differences.is_empty() {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::from(1)
+                    }
+                }
+                Err(e) => {
+                    eprintln!("licensing-sim: {e}");
+                    ExitCode::from(2)
+                }
+            }
         }
     }
 }

@@ -24,7 +24,9 @@ mod check;
 mod contract;
 mod forward;
 mod har;
+mod replay;
 mod schema;
+mod seed;
 pub mod tools;
 
 use std::{

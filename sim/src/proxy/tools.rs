@@ -192,3 +192,8 @@ pub fn report(path: &Path) -> Result<Report, String> {
     }
     Ok(Report { operations: by_op })
 }
+
+pub use super::{
+    replay::{Difference, Replay, Tokens, replay},
+    seed::{SEED_PASSWORD, seed_from_recording},
+};

@@ -3,6 +3,7 @@
 //! of the report, the recording and the logs; the recording, report, seed and replay tools.
 
 mod deviations;
+mod replay;
 mod secrets;
 mod stub;
 mod support;
