@@ -47,8 +47,11 @@ pub(crate) enum Effect {
     Rewrite(Rewrite),
 }
 
-/// A change to a reply's body: the new body, or `None` to leave it as it was.
-pub(crate) struct Rewrite(pub Box<dyn FnOnce(&[u8]) -> Option<Vec<u8>> + Send>);
+/// What makes a reply's new body: the new body, or `None` to leave it as it was.
+pub(crate) type RewriteFn = Box<dyn FnOnce(&[u8]) -> Option<Vec<u8>> + Send>;
+
+/// A change to a reply's body.
+pub(crate) struct Rewrite(pub RewriteFn);
 
 impl std::fmt::Debug for Rewrite {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -429,4 +429,38 @@ mod tests {
         let fired = first.iter().filter(|f| **f).count();
         assert!((30..90).contains(&fired), "{fired} of 200 at p = 0.3");
     }
+
+    fn op(value: Value) -> PatchOperation {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn patch_rules_are_checked_and_rewrite_replies() {
+        let rules = Rules::default();
+        let mut s = spec("listAssetNums", FaultKind::Patch);
+        let e = rules.add(s.clone()).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("fault.patch"), "{}", e.message);
+        s.fault.patch = vec![
+            op(serde_json::json!({"op": "remove", "path": "/data"})),
+            op(serde_json::json!({"op": "jump", "path": "/x"})),
+        ];
+        let e = rules.add(s.clone()).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("fault.patch[1]"), "{}", e.message);
+        s.fault.patch = vec![op(
+            serde_json::json!({"op": "replace", "path": "/code", "value": null}),
+        )];
+        let id = rules.add(s.clone()).unwrap().id;
+        let out = (rewrite(id, &s.fault.patch).0)(br#"{"code":0}"#).unwrap();
+        assert_eq!(out, br#"{"code":null}"#);
+        let missing = [op(serde_json::json!({"op": "remove", "path": "/nope"}))];
+        assert!((rewrite(id, &missing).0)(b"{}").is_none(), "left as it was");
+        assert!((rewrite(id, &s.fault.patch).0)(b"not json").is_none());
+        let mut code = spec("listAssetNums", FaultKind::Code);
+        code.fault.code = Some("500".into());
+        code.fault.patch = s.fault.patch.clone();
+        assert_eq!(
+            rules.add(code).unwrap_err().field.as_deref(),
+            Some("fault.patch")
+        );
+    }
 }

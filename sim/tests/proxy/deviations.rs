@@ -59,7 +59,7 @@ async fn each_break_is_reported_once_with_its_pointer() {
     .await;
     env.patch(
         "listLentLocks",
-        json!([{"op": "replace", "path": "/data/0/borrowedFlag", "value": "yes"}]),
+        json!([{"op": "replace", "path": "/data/0/borrowedFlag", "value": null}]),
     )
     .await;
     env.patch("listAssetProducts", json!([{"op": "replace", "path": "/data/productInstanceList/0/limitType", "value": "quantum"}]))
@@ -105,6 +105,11 @@ async fn each_break_is_reported_once_with_its_pointer() {
         by_op("listAssetNums").expected
     );
     assert_eq!(by_op("listLentLocks").expected, "boolean");
+    assert_eq!(
+        by_op("listLentLocks").actual,
+        "null",
+        "a patch may write null"
+    );
     assert_eq!(
         by_op("listAssetProducts").expected,
         "one of [\"basic\", \"feature\"]"
