@@ -162,12 +162,14 @@ pub(crate) fn request(
     walker.found
 }
 
-/// The reply's departures from its operation's documents.
+/// The reply's departures from its operation's documents; `parsed` is `body` as JSON, when
+/// it is JSON.
 pub(crate) fn reply(
     contract: &Contract,
     op: &OpContract,
     status: u16,
     body: &[u8],
+    parsed: Option<&Value>,
 ) -> Vec<Finding> {
     let Some(reply_schema) = op.replies.get(&status) else {
         let documented: Vec<String> = op.replies.keys().map(u16::to_string).collect();
@@ -181,9 +183,9 @@ pub(crate) fn reply(
     let Some(reply_schema) = reply_schema else {
         return Vec::new();
     };
-    let value: Value = match serde_json::from_slice(body) {
-        Ok(value) => value,
-        Err(_) => {
+    let value: &Value = match parsed {
+        Some(value) => value,
+        None => {
             let actual = if body.is_empty() {
                 "an empty body".to_string()
             } else {

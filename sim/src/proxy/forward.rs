@@ -202,14 +202,12 @@ async fn send(
             )
         }
     };
-    let mut reply = shared
-        .client
-        .request(method, url)
-        .headers(headers)
-        .body(body)
-        .send()
-        .await
-        .map_err(unreachable)?;
+    let mut request = shared.client.request(method, url).headers(headers);
+    // A request sent without a body (a GET) goes on without one, not with an empty one.
+    if !body.is_empty() || parts.headers.contains_key(header::CONTENT_LENGTH) {
+        request = request.body(body);
+    }
+    let mut reply = request.send().await.map_err(unreachable)?;
     let status = StatusCode::from_u16(reply.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
     let mut reply_headers = HeaderMap::new();
     for (name, value) in reply.headers() {
@@ -282,9 +280,6 @@ async fn exchange(shared: &Shared, parts: Parts, body: ReadBody) -> Response<Bod
     let started = Instant::now();
     let started_at = SystemTime::now();
     let id = shared.ids.next();
-    let time = rfc3339(started_at);
-    let method = parts.method.as_str().to_string();
-    let path = parts.uri.path().to_string();
     let body = match body {
         Ok(body) => body,
         Err(cause) => {
@@ -296,67 +291,89 @@ async fn exchange(shared: &Shared, parts: Parts, body: ReadBody) -> Response<Bod
             return response;
         }
     };
+    let path = parts.uri.path();
     // The upstream's own admin API is not the platform's: forwarded, not checked.
     let checked = !path.starts_with(crate::sandbox::PREFIX);
-    let matched = shared.contract.find(&method, &path);
-    let query = query_pairs(&parts);
+    let matched = shared.contract.find(parts.method.as_str(), path);
     let operation = matched.as_ref().map(|m| m.contract.op.id);
     let request_found = match (&matched, checked) {
         (_, false) => Vec::new(),
-        (Some(m), true) => check::request(&shared.contract, m, &query, &parts.headers, &body),
-        (None, true) => vec![check::unknown_operation(&method, &path)],
+        (Some(m), true) => {
+            let query = query_pairs(&parts);
+            check::request(&shared.contract, m, &query, &parts.headers, &body)
+        }
+        (None, true) => vec![check::unknown_operation(parts.method.as_str(), path)],
     };
-    let mut found: Vec<Deviation> =
-        deviations(request_found, Direction::Request, operation, &id, &time).collect();
     let sent = send(shared, &parts, body.clone()).await;
-    let (response, reply_deviations, outcome, reply) = match sent {
+    let (reply_found, outcome, reply) = match sent {
         Err(Failed(status, message)) => {
             tracing::warn!(exchange = %id, operation, %message, "proxy error");
             let response = own_reply(status, json!({"message": message, "exchange": id}));
-            (response, 0, Outcome::ProxyError, None)
+            (Vec::new(), Outcome::ProxyError, Err(response))
         }
         Ok((status, headers, reply_body)) => {
+            // Parsed once, for the checks and the outcome.
+            let parsed: Option<Value> = serde_json::from_slice(&reply_body).ok();
             let reply_found = match (&matched, checked) {
-                (Some(m), true) => {
-                    check::reply(&shared.contract, m.contract, status.as_u16(), &reply_body)
-                }
+                (Some(m), true) => check::reply(
+                    &shared.contract,
+                    m.contract,
+                    status.as_u16(),
+                    &reply_body,
+                    parsed.as_ref(),
+                ),
                 _ => Vec::new(),
             };
-            let n = reply_found.len();
-            found.extend(deviations(
-                reply_found,
-                Direction::Reply,
-                operation,
-                &id,
-                &time,
-            ));
-            let outcome = if !found.is_empty() {
+            let outcome = if !reply_found.is_empty() || !request_found.is_empty() {
                 Outcome::Deviation
-            } else if serde_json::from_slice::<Value>(&reply_body)
-                .ok()
-                .and_then(|v| v.get("code").cloned())
-                .is_some_and(|c| c.is_string())
+            } else if parsed
+                .as_ref()
+                .and_then(|v| v.get("code"))
+                .is_some_and(Value::is_string)
             {
                 Outcome::BusinessError
             } else {
                 Outcome::Ok
             };
-            let response = if shared.strict && n > 0 {
-                strict_reply(&id, &found)
-            } else {
-                let mut response = Response::new(Body::from(reply_body.clone()));
-                *response.status_mut() = status;
-                *response.headers_mut() = headers.clone();
-                response
-            };
-            (response, n, outcome, Some((status, headers, reply_body)))
+            (reply_found, outcome, Ok((status, headers, reply_body)))
         }
     };
-    let _ = reply_deviations;
+    let strict = shared.strict && !reply_found.is_empty();
+    let mut found: Vec<Deviation> = Vec::new();
+    if !request_found.is_empty() || !reply_found.is_empty() {
+        let time = rfc3339(started_at);
+        found.extend(deviations(
+            request_found,
+            Direction::Request,
+            operation,
+            &id,
+            &time,
+        ));
+        found.extend(deviations(
+            reply_found,
+            Direction::Reply,
+            operation,
+            &id,
+            &time,
+        ));
+    }
+    let mut response = match &reply {
+        Err(own) => {
+            let mut copy = Response::new(Body::empty());
+            *copy.status_mut() = own.status();
+            *copy.headers_mut() = own.headers().clone();
+            copy
+        }
+        Ok(_) if strict => strict_reply(&id, &found),
+        Ok((status, headers, reply_body)) => {
+            let mut response = Response::new(Body::from(reply_body.clone()));
+            *response.status_mut() = *status;
+            *response.headers_mut() = headers.clone();
+            response
+        }
+    };
     report(shared, &found);
     tracing::debug!(exchange = %id, operation, deviations = found.len(), ?outcome, "exchange");
-    let mut response = response;
-    stamp(&mut response, found.len(), &id);
     shared.recorder.record(Exchange {
         id: &id,
         operation,
@@ -364,11 +381,15 @@ async fn exchange(shared: &Shared, parts: Parts, body: ReadBody) -> Response<Bod
         duration: started.elapsed(),
         parts: &parts,
         request_body: &body,
-        reply: reply.as_ref().map(|(s, h, b)| (*s, h, b)),
-        proxy_reply: (reply.is_none()).then_some(&response),
+        reply: reply.as_ref().ok().map(|(s, h, b)| (*s, h, b)),
+        proxy_reply: reply.as_ref().err(),
         deviations: &found,
         outcome,
     });
+    if let Err(own) = reply {
+        response = own;
+    }
+    stamp(&mut response, found.len(), &id);
     response
 }
 

@@ -61,10 +61,11 @@ fn matches(pattern: &str, text: &str) -> bool {
     let mut cache = PATTERNS
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let compiled = cache
-        .get_or_insert_with(HashMap::new)
-        .entry(pattern.to_string())
-        .or_insert_with(|| regress::Regex::new(pattern).ok());
+    let cache = cache.get_or_insert_with(HashMap::new);
+    if !cache.contains_key(pattern) {
+        cache.insert(pattern.to_string(), regress::Regex::new(pattern).ok());
+    }
+    let compiled = &cache[pattern];
     // A pattern the engine cannot read is no rule the value could break.
     compiled.as_ref().is_none_or(|re| re.find(text).is_some())
 }

@@ -245,3 +245,57 @@ async fn upstream_bounds_answer_clear_errors() {
         "{r:?}"
     );
 }
+
+#[tokio::test]
+async fn the_client_side_has_the_simulators_bounds() {
+    use std::time::{Duration, Instant};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let env = support::start_with(|b| {
+        b.client_timeouts(
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+            Duration::from_secs(5),
+        )
+        .body_budget(1024)
+    })
+    .await;
+    // Headers that never end: the connection is closed after the header timeout.
+    let mut tcp = tokio::net::TcpStream::connect(env.proxy.addr())
+        .await
+        .unwrap();
+    tcp.write_all(b"GET /me/api/v1/enterprise/EG-1/asset/assetNums HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), tcp.read_to_end(&mut rest))
+        .await
+        .expect("closed by the proxy")
+        .unwrap_or(0);
+    assert_eq!(read, 0, "no reply to half a request");
+    assert!(started.elapsed() < Duration::from_secs(4));
+    // A body over the budget is not read, and not forwarded.
+    let r = env
+        .call(
+            "allocateShellNums",
+            &[],
+            &[],
+            Some(json!({"size": 1, "pad": "x".repeat(4096)})),
+        )
+        .await;
+    assert_eq!(r.status, 503, "{r:?}");
+    assert!(
+        r.body["message"].as_str().unwrap().contains("not read"),
+        "{r:?}"
+    );
+    let journal = env
+        .sim
+        .admin()
+        .list_journal()
+        .operation("allocateShellNums")
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(journal.entries.is_empty(), "the upstream never saw it");
+}

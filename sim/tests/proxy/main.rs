@@ -3,6 +3,9 @@
 //! of the report, the recording and the logs; the recording, report, seed and replay tools.
 
 mod deviations;
+mod https;
+#[path = "../../../tests/support/pki.rs"]
+mod pki;
 mod replay;
 mod secrets;
 mod stub;
