@@ -204,11 +204,11 @@ pub(crate) fn reply(
             "",
             "envelope",
             "a JSON object (the reply envelope)",
-            schema::json_type(&value),
+            schema::json_type(value),
         )];
     }
     let mut walker = Walker::new(&contract.docs[op.doc]);
-    walker.check(reply_schema, &value, &mut String::new());
+    walker.check(reply_schema, value, &mut String::new());
     let mut found = walker.found;
     let documented = || {
         let codes: Vec<String> = op.op.error_codes.iter().map(|c| format!("{c:?}")).collect();
