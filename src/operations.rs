@@ -25,6 +25,17 @@ pub enum Service {
     Member,
 }
 
+impl Service {
+    /// The service's OpenAPI 3.0.3 document (YAML), the spec this crate was generated
+    /// from: for tools that check traffic against it (a conformance proxy, a linter).
+    pub fn openapi(self) -> &'static str {
+        match self {
+            Service::Order => include_str!("../spec/order.yaml"),
+            Service::Member => include_str!("../spec/member.yaml"),
+        }
+    }
+}
+
 /// The HTTP methods the services use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Method {

@@ -106,7 +106,11 @@ pub fn command() -> Command {
                             "dropConnection",
                             "truncatedBody",
                             "malformedBody",
+                            "patch",
                         ]))
+                        .arg(Arg::new("patch").long("patch").value_name("JSON").help(
+                            "For --kind patch: an RFC 6902 JSON Patch applied to the reply body",
+                        ))
                         .arg(
                             Arg::new("code")
                                 .long("code")
@@ -304,6 +308,11 @@ pub async fn run(ctx: &Context, m: &ArgMatches, sink: &mut Sink) -> Result<(), C
                 }
                 if let Some(ms) = m.get_one::<i64>("ms") {
                     fault.insert("ms".into(), (*ms).into());
+                }
+                if let Some(patch) = m.get_one::<String>("patch") {
+                    let patch: Value = serde_json::from_str(patch)
+                        .map_err(|e| CliError::invalid("--patch", format!("not JSON: {e}")))?;
+                    fault.insert("patch".into(), patch);
                 }
                 let mut rule = Map::new();
                 rule.insert(

@@ -35,6 +35,7 @@ mod builder;
 mod console;
 mod ops;
 mod protocol;
+pub mod proxy;
 mod sandbox;
 mod server;
 mod state;

@@ -11,11 +11,21 @@ use clap::Parser;
 use licensing_sim::{self as sim, FaultSettings, Region, Simulator, StateFileError, TlsConfig};
 use tracing_subscriber::EnvFilter;
 
+mod commands;
+
 /// A stateful, in-memory simulator of the licensing platform's order service and
 /// member center.
 #[derive(Debug, Parser)]
-#[command(name = "licensing-sim", version)]
+#[command(
+    name = "licensing-sim",
+    version,
+    args_conflicts_with_subcommands = true
+)]
 struct Args {
+    /// Something else than serving the simulator (without one: serve it).
+    #[command(subcommand)]
+    command: Option<commands::Command>,
+
     /// Address to listen on; port 0 picks a free port.
     #[arg(long, env = "LICENSING_SIM_ADDR", default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
@@ -216,6 +226,9 @@ async fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
+    if let Some(command) = args.command {
+        return commands::run(command, stopped()).await;
+    }
     if args.password_min > args.password_max {
         eprintln!("licensing-sim: --password-min must not exceed --password-max");
         return ExitCode::from(2);

@@ -15,6 +15,7 @@ use std::{
 const ALLOWED: &[(&str, &[&str])] = &[
     ("server", &["protocol"]),
     ("console", &["sandbox", "protocol"]),
+    ("proxy", &["server", "protocol", "ops", "sandbox"]),
     ("sandbox", &["protocol", "ops", "state"]),
     ("protocol", &["ops", "state"]),
     ("ops", &["state", "store"]),

@@ -37,7 +37,13 @@ pub(crate) async fn gate(
     // Shared with the record only when it keeps anything (a clone of received bytes
     // allocates once).
     let kept = records.then(|| body.as_ref().ok().cloned()).flatten();
-    let (answer, fault, effect) = checks(gate, entry, path, &parts, body).await;
+    let (mut answer, fault, mut effect) = checks(gate, entry, path, &parts, body).await;
+    if let Some(Effect::Rewrite(_)) = &effect
+        && let Some(Effect::Rewrite(rewrite)) = effect.take()
+        && let Some(body) = (rewrite.0)(&answer.body)
+    {
+        answer.body = body.into();
+    }
     if records {
         let dropped = matches!(effect, Some(Effect::Drop));
         gate.hooks.record(Exchange {
@@ -223,6 +229,8 @@ async fn apply(effect: Effect, response: Response) -> Response {
             .unwrap_or_default();
         match effect {
             Effect::Drop => std::panic::resume_unwind(Box::new(DroppedOnPurpose)),
+            // Applied before the exchange was recorded ([`gate`]).
+            Effect::Rewrite(_) => Response::from_parts(parts, Body::from(bytes)),
             Effect::Malformed => {
                 parts.status = StatusCode::OK;
                 // Half a JSON document is never a JSON document.

@@ -43,6 +43,20 @@ pub(crate) enum Effect {
     Truncate,
     /// HTTP 200 with half the body: never a JSON document.
     Malformed,
+    /// The body replaced by what this makes of it (before the exchange is recorded).
+    Rewrite(Rewrite),
+}
+
+/// What makes a reply's new body: the new body, or `None` to leave it as it was.
+pub(crate) type RewriteFn = Box<dyn FnOnce(&[u8]) -> Option<Vec<u8>> + Send>;
+
+/// A change to a reply's body.
+pub(crate) struct Rewrite(pub RewriteFn);
+
+impl std::fmt::Debug for Rewrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Rewrite")
+    }
 }
 
 /// One request and its reply, as the gate saw them.

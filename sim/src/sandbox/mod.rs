@@ -192,6 +192,7 @@ impl Hooks for Sandbox {
             FaultKind::DropConnection => effect(Effect::Drop),
             FaultKind::TruncatedBody => effect(Effect::Truncate),
             FaultKind::MalformedBody => effect(Effect::Malformed),
+            FaultKind::Patch => effect(Effect::Rewrite(rules::rewrite(id, &fault.patch))),
         })
     }
 
@@ -319,7 +320,8 @@ fn null_at(value: &Value, path: &mut String) -> Option<String> {
     match value {
         Value::Null => Some(path.clone()),
         Value::Object(map) => map.iter().find_map(|(k, v)| {
-            if k == "equals" {
+            // Any JSON, `null` included: a body-field match's value, a patch's values.
+            if k == "equals" || k == "patch" {
                 return None;
             }
             let len = path.len();

@@ -10,7 +10,8 @@ use licensing_sdk::operations;
 use serde_json::Value;
 
 use super::AdminError;
-use super::client::types::{Fault, FaultKind, FaultRule, FaultRuleSpec};
+use super::client::types::{Fault, FaultKind, FaultRule, FaultRuleSpec, PatchOperation};
+use crate::protocol::hooks::Rewrite;
 
 /// The rules of a running simulator, tried in the order they were added.
 #[derive(Debug, Default)]
@@ -253,8 +254,66 @@ fn check(spec: &FaultRuleSpec) -> Result<(), AdminError> {
         FaultKind::DropConnection | FaultKind::TruncatedBody | FaultKind::MalformedBody => {
             uses(false, false, false)?;
         }
+        FaultKind::Patch => {
+            uses(false, false, false)?;
+            if f.patch.is_empty() {
+                return Err(AdminError::field(
+                    "fault.patch",
+                    "is required by a `patch` fault: a non-empty RFC 6902 JSON Patch",
+                ));
+            }
+            patch(&f.patch)?;
+        }
+    }
+    if f.kind != FaultKind::Patch && !f.patch.is_empty() {
+        return Err(AdminError::field(
+            "fault.patch",
+            format!("is not used by a `{}` fault", f.kind),
+        ));
     }
     Ok(())
+}
+
+/// A rule's patch as RFC 6902 operations; the error names the operation that is not one.
+fn patch(operations: &[PatchOperation]) -> Result<json_patch::Patch, AdminError> {
+    operations
+        .iter()
+        .enumerate()
+        .map(|(i, op)| {
+            serde_json::from_value::<json_patch::PatchOperation>(Value::Object(op.0.clone()))
+                .map_err(|e| {
+                    AdminError::field(
+                        format!("fault.patch[{i}]"),
+                        format!("is not an RFC 6902 operation: {e}"),
+                    )
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(json_patch::Patch)
+}
+
+/// What a `patch` rule does to a reply's body: the patched JSON, or the body unchanged
+/// (logged) when it is not JSON or the patch does not apply to it.
+pub(crate) fn rewrite(rule: i64, operations: &[PatchOperation]) -> Rewrite {
+    let patch = patch(operations);
+    Rewrite(Box::new(move |body: &[u8]| {
+        let patch = patch.ok()?;
+        let mut value: Value = match serde_json::from_slice(body) {
+            Ok(value) => value,
+            Err(_) => {
+                tracing::warn!(
+                    rule,
+                    "patch fault: the reply body is not JSON; left as it was"
+                );
+                return None;
+            }
+        };
+        if let Err(e) = json_patch::patch(&mut value, &patch) {
+            tracing::warn!(rule, error = %e, "patch fault: does not apply to this reply; left as it was");
+            return None;
+        }
+        Some(serde_json::to_vec(&value).expect("a JSON value serialises"))
+    }))
 }
 
 /// A small, seedable generator: a rule's probability repeats from its seed.
@@ -286,6 +345,7 @@ mod tests {
                 kind,
                 ms: None,
                 status: None,
+                patch: Vec::new(),
             },
             operation: operation.into(),
             probability: None,
@@ -368,5 +428,39 @@ mod tests {
         assert_eq!(first, run());
         let fired = first.iter().filter(|f| **f).count();
         assert!((30..90).contains(&fired), "{fired} of 200 at p = 0.3");
+    }
+
+    fn op(value: Value) -> PatchOperation {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn patch_rules_are_checked_and_rewrite_replies() {
+        let rules = Rules::default();
+        let mut s = spec("listAssetNums", FaultKind::Patch);
+        let e = rules.add(s.clone()).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("fault.patch"), "{}", e.message);
+        s.fault.patch = vec![
+            op(serde_json::json!({"op": "remove", "path": "/data"})),
+            op(serde_json::json!({"op": "jump", "path": "/x"})),
+        ];
+        let e = rules.add(s.clone()).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("fault.patch[1]"), "{}", e.message);
+        s.fault.patch = vec![op(
+            serde_json::json!({"op": "replace", "path": "/code", "value": null}),
+        )];
+        let id = rules.add(s.clone()).unwrap().id;
+        let out = (rewrite(id, &s.fault.patch).0)(br#"{"code":0}"#).unwrap();
+        assert_eq!(out, br#"{"code":null}"#);
+        let missing = [op(serde_json::json!({"op": "remove", "path": "/nope"}))];
+        assert!((rewrite(id, &missing).0)(b"{}").is_none(), "left as it was");
+        assert!((rewrite(id, &s.fault.patch).0)(b"not json").is_none());
+        let mut code = spec("listAssetNums", FaultKind::Code);
+        code.fault.code = Some("500".into());
+        code.fault.patch = s.fault.patch.clone();
+        assert_eq!(
+            rules.add(code).unwrap_err().field.as_deref(),
+            Some("fault.patch")
+        );
     }
 }

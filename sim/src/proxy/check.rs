@@ -1,0 +1,239 @@
+//! A request and its reply checked against the documents: the operation its path and
+//! method lead to, its parameters, credentials and body; the reply's HTTP status, envelope,
+//! `code` and body. Everything comes from the spec ([`Contract`]); nothing here names an
+//! operation.
+//!
+//! Request pointers are into `{"path": …, "query": …, "headers": …, "body": …}`
+//! (`/query/g_nonce`, `/body/orderList/0/orderType`); reply pointers are into the reply's
+//! body (`/data/list/0/status`), `""` for the reply as a whole.
+
+use axum::http::HeaderMap;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{
+    contract::{Contract, In, Matched, OpContract},
+    schema::{self, Finding, Walker},
+};
+
+/// Which way a message went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// From the client to the upstream.
+    Request,
+    /// From the upstream to the client.
+    Reply,
+}
+
+/// One place where an exchange departs from the documents: one line of the proxy's report
+/// (JSON Lines) and one item of a recording entry's `_deviations`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Deviation {
+    /// The operation the request's method and path lead to; `null` for none.
+    pub operation_id: Option<String>,
+    /// The request or the reply.
+    pub direction: Direction,
+    /// Where: a JSON Pointer (see the module's documentation for what it is into).
+    pub pointer: String,
+    /// Which rule, a short stable name: `required`, `type`, `enum`, `constraint`,
+    /// `additional-property`, `undocumented-code`, `http-status`, `envelope`,
+    /// `unknown-operation`.
+    pub rule: String,
+    /// What the documents say.
+    pub expected: String,
+    /// What was sent (never a credential's or a password's value).
+    pub actual: String,
+    /// The exchange, as in the `x-licensing-exchange` header and the recording.
+    pub exchange: String,
+    /// When the exchange started (RFC 3339).
+    pub time: String,
+}
+
+fn finding(
+    pointer: impl Into<String>,
+    rule: &'static str,
+    expected: impl Into<String>,
+    actual: impl Into<String>,
+) -> Finding {
+    Finding {
+        pointer: pointer.into(),
+        rule,
+        expected: expected.into(),
+        actual: actual.into(),
+    }
+}
+
+/// What an unmatched request departs by.
+pub(crate) fn unknown_operation(method: &str, path: &str) -> Finding {
+    finding(
+        "",
+        "unknown-operation",
+        "a method and path of the documents",
+        schema::quote("", &Value::String(format!("{method} {path}"))),
+    )
+}
+
+/// The request's departures from its operation's documents.
+pub(crate) fn request(
+    contract: &Contract,
+    matched: &Matched<'_>,
+    query: &[(String, String)],
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Vec<Finding> {
+    let op = matched.contract;
+    let doc = &contract.docs[op.doc];
+    let mut walker = Walker::new(doc);
+    for param in &op.params {
+        let given: Option<&str> = match param.location {
+            In::Path => matched
+                .path
+                .iter()
+                .find(|(k, _)| *k == param.name)
+                .map(|(_, v)| v.as_str()),
+            In::Query => query
+                .iter()
+                .find(|(k, _)| *k == param.name)
+                .map(|(_, v)| v.as_str()),
+            In::Header => headers.get(&param.name).and_then(|v| v.to_str().ok()),
+        };
+        let mut at = format!(
+            "/{}/{}",
+            param.location.part(),
+            schema::segment(&param.name)
+        );
+        match given {
+            None if param.required => {
+                walker
+                    .found
+                    .push(finding(at, "required", "present", "absent"));
+            }
+            None => {}
+            Some(text) => match schema::coerce(&param.schema, text) {
+                Some(value) => walker.check(&param.schema, &value, &mut at),
+                None => walker
+                    .found
+                    .push(schema::uncoerced(&param.schema, &at, text)),
+            },
+        }
+    }
+    for credential in &op.credentials {
+        let at = format!("/headers/{}", schema::segment(&credential.header));
+        match headers.get(&credential.header) {
+            None => walker
+                .found
+                .push(finding(at, "required", "present", "absent")),
+            Some(v) if credential.bearer => {
+                let bearer = v
+                    .to_str()
+                    .ok()
+                    .and_then(|v| v.get(..7))
+                    .is_some_and(|p| p.eq_ignore_ascii_case("bearer "));
+                if !bearer {
+                    walker
+                        .found
+                        .push(finding(at, "constraint", "Bearer <token>", "[REDACTED]"));
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some((required, body_schema)) = &op.body {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            if *required {
+                walker
+                    .found
+                    .push(finding("/body", "required", "a JSON body", "no body"));
+            }
+        } else {
+            match serde_json::from_slice::<Value>(body) {
+                Ok(value) => walker.check(body_schema, &value, &mut "/body".to_string()),
+                Err(_) => walker.found.push(finding(
+                    "/body",
+                    "type",
+                    "a JSON document",
+                    format!("not JSON ({} bytes)", body.len()),
+                )),
+            }
+        }
+    }
+    walker.found
+}
+
+/// The reply's departures from its operation's documents; `parsed` is `body` as JSON, when
+/// it is JSON.
+pub(crate) fn reply(
+    contract: &Contract,
+    op: &OpContract,
+    status: u16,
+    body: &[u8],
+    parsed: Option<&Value>,
+) -> Vec<Finding> {
+    let Some(reply_schema) = op.replies.get(&status) else {
+        let documented: Vec<String> = op.replies.keys().map(u16::to_string).collect();
+        return vec![finding(
+            "",
+            "http-status",
+            format!("one of [{}]", documented.join(", ")),
+            status.to_string(),
+        )];
+    };
+    let Some(reply_schema) = reply_schema else {
+        return Vec::new();
+    };
+    let value: &Value = match parsed {
+        Some(value) => value,
+        None => {
+            let actual = if body.is_empty() {
+                "an empty body".to_string()
+            } else {
+                format!("not JSON ({} bytes)", body.len())
+            };
+            return vec![finding(
+                "",
+                "envelope",
+                "a JSON object (the reply envelope)",
+                actual,
+            )];
+        }
+    };
+    if !value.is_object() {
+        return vec![finding(
+            "",
+            "envelope",
+            "a JSON object (the reply envelope)",
+            schema::json_type(value),
+        )];
+    }
+    let mut walker = Walker::new(&contract.docs[op.doc]);
+    walker.check(reply_schema, value, &mut String::new());
+    let mut found = walker.found;
+    let documented = || {
+        let codes: Vec<String> = op.op.error_codes.iter().map(|c| format!("{c:?}")).collect();
+        format!("0 or one of [{}]", codes.join(", "))
+    };
+    match value.get("code") {
+        Some(Value::String(code)) if !op.op.documents(code) => found.push(finding(
+            "/code",
+            "undocumented-code",
+            documented(),
+            schema::quote("/code", &Value::String(code.clone())),
+        )),
+        Some(Value::Number(n))
+            if n.as_i64() != Some(0) && !found.iter().any(|f| f.pointer == "/code") =>
+        {
+            found.push(finding("/code", "envelope", documented(), n.to_string()));
+        }
+        Some(Value::Number(_)) if status == 299 => found.push(finding(
+            "/code",
+            "envelope",
+            "a string error code with HTTP 299 (a business exception)",
+            "0",
+        )),
+        _ => {}
+    }
+    found.truncate(schema::MAX_FINDINGS);
+    found
+}
