@@ -119,6 +119,11 @@ pub struct ProxyArgs {
     #[arg(long, env = "LICENSING_SIM_PROXY_RECORD_MAX_ENTRIES", default_value_t = proxy::DEFAULT_RECORD_MAX_ENTRIES)]
     record_max_entries: usize,
 
+    /// Most deviating exchanges the console's Conformance page (/__sandbox/) keeps, the
+    /// oldest going first (and at most 64 MiB of their text).
+    #[arg(long, env = "LICENSING_SIM_PROXY_CONSOLE_MAX_EXCHANGES", default_value_t = sim::conformance::DEFAULT_DEVIATION_LOG_CAPACITY)]
+    console_max_exchanges: usize,
+
     /// Serve HTTPS to clients with this PEM certificate chain; needs --tls-key.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -127,7 +132,8 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
 
-    /// Token the recording routes (/__sandbox/v1/recording) require.
+    /// Token the recording routes (/__sandbox/v1/recording) and the console (/__sandbox/)
+    /// require.
     #[arg(long, env = "LICENSING_SIM_PROXY_ADMIN_TOKEN", hide_env_values = true)]
     admin_token: Option<String>,
 
@@ -235,6 +241,7 @@ async fn run_proxy(args: ProxyArgs, stopped: impl Future<Output = ()>) -> ExitCo
         .timeout(Duration::from_secs(args.timeout_secs))
         .max_reply_bytes(args.max_reply_bytes)
         .record_max_entries(args.record_max_entries)
+        .console_max_exchanges(args.console_max_exchanges)
         .client_timeouts(
             Duration::from_secs(args.header_timeout_secs),
             Duration::from_secs(args.body_timeout_secs),

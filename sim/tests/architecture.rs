@@ -15,7 +15,10 @@ use std::{
 const ALLOWED: &[(&str, &[&str])] = &[
     ("server", &["protocol"]),
     ("console", &["sandbox", "protocol"]),
-    ("proxy", &["server", "protocol", "ops", "sandbox"]),
+    (
+        "proxy",
+        &["server", "protocol", "ops", "sandbox", "console"],
+    ),
     ("sandbox", &["protocol", "ops", "state"]),
     ("protocol", &["ops", "state"]),
     ("ops", &["state", "store"]),

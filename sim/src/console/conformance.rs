@@ -17,15 +17,22 @@ use crate::sandbox::{
 /// Deviations a page shows at most (the newest).
 pub(crate) const MAX_SHOWN: usize = 500;
 
-/// The conformance page.
+/// The conformance page of a simulator (given a source, or not).
 pub(crate) fn page(sandbox: &Sandbox, request: &Request) -> Response {
-    let source = sandbox.deviations.get();
-    layout::page(
-        request,
-        "conformance",
-        "Conformance",
-        render(source.as_deref()),
-    )
+    page_of(sandbox.deviations.get().as_deref(), request)
+}
+
+/// The conformance page of `source` (none: no proxy runs).
+pub(crate) fn page_of(source: Option<&dyn DeviationSource>, request: &Request) -> Response {
+    layout::page(request, "conformance", "Conformance", render(source))
+}
+
+/// What the page groups a deviation under.
+fn operation_of(deviation: &Deviation) -> &str {
+    deviation
+        .operation_id
+        .as_deref()
+        .unwrap_or("(no documented operation)")
 }
 
 /// What the page shows for `source` (none: the proxy is not running).
@@ -41,7 +48,7 @@ pub(crate) fn render(source: Option<&dyn DeviationSource>) -> Markup {
     let mut by_operation: BTreeMap<&str, Vec<&Deviation>> = BTreeMap::new();
     for deviation in shown.iter().rev() {
         by_operation
-            .entry(&deviation.operation_id)
+            .entry(operation_of(deviation))
             .or_default()
             .push(deviation);
     }
@@ -136,7 +143,7 @@ mod tests {
 
     fn deviation(operation: &str, exchange: &str, pointer: &str) -> Deviation {
         Deviation {
-            operation_id: operation.into(),
+            operation_id: Some(operation.into()),
             direction: Direction::Reply,
             pointer: pointer.into(),
             rule: "enum".into(),

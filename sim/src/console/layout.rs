@@ -6,14 +6,6 @@ use maud::{DOCTYPE, Markup, html};
 
 use super::{ROOT, Request, html};
 
-/// The console's sections, in the navigation's order: (path below the root, name).
-const SECTIONS: [(&str, &str); 4] = [
-    ("", "Journal"),
-    ("state", "State"),
-    ("faults", "Faults & clock"),
-    ("conformance", "Conformance"),
-];
-
 /// A whole page: `current` is the section's path below the root.
 pub(crate) fn page(request: &Request, current: &str, title: &str, main: Markup) -> Response {
     let markup = html! {
@@ -23,10 +15,10 @@ pub(crate) fn page(request: &Request, current: &str, title: &str, main: Markup) 
             body {
                 a.skip href="#main" { "Skip to content" }
                 header {
-                    p.brand { "licensing-sim sandbox" }
+                    p.brand { (request.mode.brand) }
                     nav aria-label="Console sections" {
                         ul {
-                            @for (path, name) in SECTIONS {
+                            @for &(path, name) in request.mode.sections {
                                 li {
                                     a href=(format!("{ROOT}{path}"))
                                         aria-current=[(path == current).then_some("page")] { (name) }
@@ -56,7 +48,7 @@ fn head(request: &Request, title: &str) -> Markup {
         head {
             meta charset="utf-8";
             meta name="viewport" content="width=device-width, initial-scale=1";
-            title { (title) " · licensing-sim sandbox" }
+            title { (title) " · " (request.mode.brand) }
             @if let Some(csrf) = &request.session.csrf {
                 meta name="sandbox-csrf" content=(csrf);
             }
@@ -76,7 +68,7 @@ pub(crate) fn sign_in_page(request: &Request, note: Option<&str>) -> Response {
             body {
                 main #main {
                     h1 { "Sign in to the sandbox console" }
-                    p { "This simulator's admin API needs its admin token (" code { "--admin-token" } ")." }
+                    p { "This " (request.mode.server) "'s admin API needs its admin token (" code { "--admin-token" } ")." }
                     @if let Some(note) = note {
                         p.error role="alert" { (note) }
                     }

@@ -1,6 +1,7 @@
 //! The sandbox console: pages at `/__sandbox/` that show the journal, the state, the
 //! fault rules, the clock and a conformance proxy's findings, on the simulator's own
-//! listener and behind the admin API's checks ([`Guard`]).
+//! listener and behind the admin API's checks ([`Guard`]). A conformance proxy serves the
+//! Conformance page alone ([`proxy_pages`]), on its listener, behind the same checks.
 //!
 //! Pages are rendered on the server (maud, escaped by construction) and work offline:
 //! their one script and one style sheet are compiled into the binary and served from the
@@ -28,10 +29,10 @@ use maud::Markup;
 use crate::{
     protocol::{
         admin::{AdminAccess, Guard},
-        hooks::{AdminRequest, AdminRoute, PageRoute, Pages},
+        hooks::{AdminRequest, AdminRoute, PageRoute, Pages, Unauthorized},
         session::SessionInfo,
     },
-    sandbox::Sandbox,
+    sandbox::{Sandbox, conformance::DeviationSource},
 };
 
 /// Where the console lives.
@@ -50,12 +51,44 @@ pub(crate) const CSP: &str = "default-src 'none'; script-src 'self'; style-src '
      img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; \
      base-uri 'none'";
 
+/// Which console a listener serves: its name and its sections.
+#[derive(Debug)]
+pub(crate) struct Mode {
+    /// What the pages call the server.
+    pub brand: &'static str,
+    /// What needs the admin token, on the sign-in page.
+    pub server: &'static str,
+    /// The sections, in the navigation's order: (path below the root, name).
+    pub sections: &'static [(&'static str, &'static str)],
+}
+
+/// The simulator's console: every section.
+pub(crate) const SANDBOX: Mode = Mode {
+    brand: "licensing-sim sandbox",
+    server: "simulator",
+    sections: &[
+        ("", "Journal"),
+        ("state", "State"),
+        ("faults", "Faults & clock"),
+        ("conformance", "Conformance"),
+    ],
+};
+
+/// A conformance proxy's console: it has no state, journal, faults or clock of its own
+/// (those are the upstream's), only its findings.
+pub(crate) const PROXY: Mode = Mode {
+    brand: "licensing-sim proxy",
+    server: "conformance proxy",
+    sections: &[("conformance", "Conformance")],
+};
+
 /// What a page handler is given.
 pub(crate) struct Request {
     pub query: HashMap<String, String>,
     pub session: SessionInfo,
-    /// The simulator's own base URL as the browser reached it (`http://localhost:8080`).
+    /// The server's own base URL as the browser reached it (`http://localhost:8080`).
     pub origin: String,
+    pub mode: &'static Mode,
 }
 
 type Handler = fn(&Sandbox, &Request) -> Response;
@@ -79,12 +112,48 @@ pub(crate) fn pages(sandbox: &Arc<Sandbox>, access: &AdminAccess) -> Pages {
                 &format!("{ROOT}{path}"),
                 Guard::Token,
                 move |req| {
-                    let request = request(&req, scheme);
+                    let request = request(&req, scheme, &SANDBOX);
                     handler(&sandbox, &request)
                 },
             )
         })
         .collect();
+    routes.extend(common(access));
+    Pages {
+        routes,
+        unauthorized: unauthorized(access.scheme, &SANDBOX),
+    }
+}
+
+/// A conformance proxy's console: its Conformance page, read from `source` at every
+/// request, at the console's root too; behind the admin checks of `access`.
+pub(crate) fn proxy_pages(source: Arc<dyn DeviationSource>, access: &AdminAccess) -> Pages {
+    let scheme = access.scheme;
+    let mut routes = vec![
+        page_route(Method::GET, ROOT, Guard::Token, |_| {
+            redirect(&format!("{ROOT}conformance"), None)
+        }),
+        page_route(
+            Method::GET,
+            &format!("{ROOT}conformance"),
+            Guard::Token,
+            move |req| {
+                let request = request(&req, scheme, &PROXY);
+                conformance::page_of(Some(&*source), &request)
+            },
+        ),
+    ];
+    routes.extend(common(access));
+    Pages {
+        routes,
+        unauthorized: unauthorized(scheme, &PROXY),
+    }
+}
+
+/// What every console has: `/__sandbox` leading to the root, the script and style, and
+/// signing in and out.
+fn common(access: &AdminAccess) -> Vec<PageRoute> {
+    let mut routes = Vec::new();
     routes.push(page_route(Method::GET, "/__sandbox", Guard::Public, |_| {
         redirect(ROOT, None)
     }));
@@ -117,24 +186,26 @@ pub(crate) fn pages(sandbox: &Arc<Sandbox>, access: &AdminAccess) -> Pages {
             redirect(ROOT, Some(&cookie))
         },
     ));
-    let scheme = access.scheme;
-    Pages {
-        routes,
-        unauthorized: Arc::new(move |parts, message| {
-            let failed = query_pairs(parts.uri.query()).any(|(k, _)| k == "signin");
-            let request = Request {
-                query: HashMap::new(),
-                session: SessionInfo::default(),
-                origin: origin(parts, scheme),
-            };
-            let note = if failed {
-                "The token was not accepted."
-            } else {
-                message
-            };
-            layout::sign_in_page(&request, Some(note))
-        }),
-    }
+    routes
+}
+
+/// The answer to a page request without the admin token: the sign-in form.
+fn unauthorized(scheme: &'static str, mode: &'static Mode) -> Unauthorized {
+    Arc::new(move |parts, message| {
+        let failed = query_pairs(parts.uri.query()).any(|(k, _)| k == "signin");
+        let request = Request {
+            query: HashMap::new(),
+            session: SessionInfo::default(),
+            origin: origin(parts, scheme),
+            mode,
+        };
+        let note = if failed {
+            "The token was not accepted."
+        } else {
+            message
+        };
+        layout::sign_in_page(&request, Some(note))
+    })
 }
 
 fn page_route(
@@ -156,7 +227,7 @@ fn page_route(
     }
 }
 
-fn request(req: &AdminRequest, scheme: &str) -> Request {
+fn request(req: &AdminRequest, scheme: &str, mode: &'static Mode) -> Request {
     let query = query_pairs(req.parts.uri.query()).collect();
     Request {
         query,
@@ -167,6 +238,7 @@ fn request(req: &AdminRequest, scheme: &str) -> Request {
             .cloned()
             .unwrap_or_default(),
         origin: origin(&req.parts, scheme),
+        mode,
     }
 }
 

@@ -8,6 +8,7 @@ mod auth;
 mod gate;
 pub(crate) mod hooks;
 mod nonce;
+pub(crate) mod pages;
 mod reply;
 pub(crate) mod session;
 
@@ -168,21 +169,12 @@ impl App {
             Target::Admin(_) => self.gate.admin.refusal(parts),
             Target::Page(_, guard) => match self.gate.admin.check(parts, *guard) {
                 Ok(_) => None,
-                Err(refused) => Some(self.page_refusal(parts, refused)),
+                Err(refused) => Some(pages::page_refusal(
+                    self.unauthorized.as_ref(),
+                    parts,
+                    refused,
+                )),
             },
-        }
-    }
-
-    /// The answer to a page request the admin checks refused: a sign-in form when only
-    /// the admin token is missing.
-    fn page_refusal(&self, parts: &Parts, refused: admin::Refused) -> Response {
-        match (&self.unauthorized, refused.status) {
-            (Some(page), StatusCode::UNAUTHORIZED) => {
-                let mut response = page(parts, &refused.message);
-                *response.status_mut() = StatusCode::UNAUTHORIZED;
-                response
-            }
-            _ => refused.into_response(),
         }
     }
 
@@ -230,21 +222,18 @@ impl App {
                 .await
             }
             Target::Page(route, guard) => {
-                let mut parts = parts;
-                match self.gate.admin.check(&parts, *guard) {
-                    Ok(info) => {
-                        parts.extensions.insert(info);
-                    }
-                    Err(refused) => return self.page_refusal(&parts, refused),
-                }
                 let Ok(params) = params else {
                     return bare(StatusCode::BAD_REQUEST, None);
                 };
-                (route.handler)(AdminRequest {
+                pages::serve_page(
+                    &self.gate.admin,
+                    self.unauthorized.as_ref(),
+                    route,
+                    *guard,
                     parts,
                     params,
                     body,
-                })
+                )
                 .await
             }
         }

@@ -7,8 +7,9 @@
 //! (`/query/g_nonce`, `/body/orderList/0/orderType`); reply pointers are into the reply's
 //! body (`/data/list/0/status`), `""` for the reply as a whole.
 
+use std::borrow::Cow;
+
 use axum::http::HeaderMap;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
@@ -16,40 +17,7 @@ use super::{
     schema::{self, Finding, Walker},
 };
 
-/// Which way a message went.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// From the client to the upstream.
-    Request,
-    /// From the upstream to the client.
-    Reply,
-}
-
-/// One place where an exchange departs from the documents: one line of the proxy's report
-/// (JSON Lines) and one item of a recording entry's `_deviations`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Deviation {
-    /// The operation the request's method and path lead to; `null` for none.
-    pub operation_id: Option<String>,
-    /// The request or the reply.
-    pub direction: Direction,
-    /// Where: a JSON Pointer (see the module's documentation for what it is into).
-    pub pointer: String,
-    /// Which rule, a short stable name: `required`, `type`, `enum`, `constraint`,
-    /// `additional-property`, `undocumented-code`, `http-status`, `envelope`,
-    /// `unknown-operation`.
-    pub rule: String,
-    /// What the documents say.
-    pub expected: String,
-    /// What was sent (never a credential's or a password's value).
-    pub actual: String,
-    /// The exchange, as in the `x-licensing-exchange` header and the recording.
-    pub exchange: String,
-    /// When the exchange started (RFC 3339).
-    pub time: String,
-}
+pub use crate::sandbox::conformance::{Deviation, Direction};
 
 fn finding(
     pointer: impl Into<String>,
@@ -79,13 +47,15 @@ pub(crate) fn unknown_operation(method: &str, path: &str) -> Finding {
 pub(crate) fn request(
     contract: &Contract,
     matched: &Matched<'_>,
-    query: &[(String, String)],
+    query: &[(Cow<'_, str>, Cow<'_, str>)],
     headers: &HeaderMap,
     body: &[u8],
 ) -> Vec<Finding> {
     let op = matched.contract;
     let doc = &contract.docs[op.doc];
     let mut walker = Walker::new(doc);
+    // One pointer buffer for every parameter.
+    let mut at = String::with_capacity(64);
     for param in &op.params {
         let given: Option<&str> = match param.location {
             In::Path => matched
@@ -96,19 +66,19 @@ pub(crate) fn request(
             In::Query => query
                 .iter()
                 .find(|(k, _)| *k == param.name)
-                .map(|(_, v)| v.as_str()),
+                .map(|(_, v)| v.as_ref()),
             In::Header => headers.get(&param.name).and_then(|v| v.to_str().ok()),
         };
-        let mut at = format!(
-            "/{}/{}",
-            param.location.part(),
-            schema::segment(&param.name)
-        );
+        at.clear();
+        at.push('/');
+        at.push_str(param.location.part());
+        at.push('/');
+        at.push_str(&schema::segment(&param.name));
         match given {
             None if param.required => {
                 walker
                     .found
-                    .push(finding(at, "required", "present", "absent"));
+                    .push(finding(at.clone(), "required", "present", "absent"));
             }
             None => {}
             Some(text) => match schema::coerce(&param.schema, text) {
@@ -120,11 +90,13 @@ pub(crate) fn request(
         }
     }
     for credential in &op.credentials {
-        let at = format!("/headers/{}", schema::segment(&credential.header));
         match headers.get(&credential.header) {
-            None => walker
-                .found
-                .push(finding(at, "required", "present", "absent")),
+            None => walker.found.push(finding(
+                header_at(credential),
+                "required",
+                "present",
+                "absent",
+            )),
             Some(v) if credential.bearer => {
                 let bearer = v
                     .to_str()
@@ -132,9 +104,12 @@ pub(crate) fn request(
                     .and_then(|v| v.get(..7))
                     .is_some_and(|p| p.eq_ignore_ascii_case("bearer "));
                 if !bearer {
-                    walker
-                        .found
-                        .push(finding(at, "constraint", "Bearer <token>", "[REDACTED]"));
+                    walker.found.push(finding(
+                        header_at(credential),
+                        "constraint",
+                        "Bearer <token>",
+                        "[REDACTED]",
+                    ));
                 }
             }
             Some(_) => {}
@@ -160,6 +135,11 @@ pub(crate) fn request(
         }
     }
     walker.found
+}
+
+/// Where a credential's header is, as a pointer.
+fn header_at(credential: &super::contract::Credential) -> String {
+    format!("/headers/{}", schema::segment(&credential.header))
 }
 
 /// The reply's departures from its operation's documents; `parsed` is `body` as JSON, when

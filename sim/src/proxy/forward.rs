@@ -3,18 +3,18 @@
 //! `--strict`, an error naming the deviations) answered.
 
 use std::{
+    borrow::Cow,
     fs::File,
     io::Write,
-    path::PathBuf,
     sync::{
-        Mutex, PoisonError,
+        Arc, Mutex, PoisonError,
         atomic::{AtomicU64, Ordering},
     },
-    time::{Duration, Instant, SystemTime},
+    time::{Instant, SystemTime},
 };
 
 use axum::{
-    body::{Body, Bytes},
+    body::Body,
     http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode, header, request::Parts},
 };
 use serde_json::{Value, json};
@@ -23,26 +23,29 @@ use super::{
     DEVIATIONS_HEADER, EXCHANGE_HEADER,
     check::{self, Deviation, Direction},
     contract::Contract,
-    har::{Exchange, Outcome, Recording},
+    har::{self, Exchange, Outcome, Recording},
     schema::Finding,
+    upstream::{Failed, Upstream},
 };
 use crate::{
-    protocol::{ReadBody, admin::AdminAccess},
+    protocol::{ReadBody, admin::AdminAccess, pages::PageServer},
+    sandbox::conformance::DeviationLog,
     server::Handler,
 };
 
 /// What every exchange shares.
 pub(crate) struct Shared {
     pub contract: Contract,
-    pub upstream: reqwest::Url,
-    pub client: reqwest::Client,
-    pub timeout: Duration,
-    pub max_reply_bytes: u64,
+    pub upstream: Upstream,
     pub report: Option<Mutex<File>>,
     pub strict: bool,
     pub admin: AdminAccess,
     pub recorder: Recording,
     pub ids: Ids,
+    /// The deviating exchanges the console's Conformance page shows.
+    pub deviations: Arc<DeviationLog>,
+    /// The console (its Conformance page) at `/__sandbox/`.
+    pub pages: PageServer,
 }
 
 /// Exchange ids: a random prefix per process, so ids from two runs never collide in one
@@ -71,59 +74,42 @@ impl Ids {
     }
 }
 
-/// The upstream client, with the SDK's transport settings: trusted CAs, timeouts, no
-/// redirects (credentials never follow one to another origin).
-pub(crate) fn client(
-    ca_files: &[PathBuf],
-    connect_timeout: Duration,
-    timeout: Duration,
-) -> Result<reqwest::Client, String> {
-    let mut roots = Vec::new();
-    for path in ca_files {
-        let pem = std::fs::read(path).map_err(|e| format!("--ca-file {}: {e}", path.display()))?;
-        if !pem.windows(27).any(|w| w == b"-----BEGIN CERTIFICATE-----") {
-            return Err(format!(
-                "--ca-file {}: no PEM certificate (`-----BEGIN CERTIFICATE-----`) found",
-                path.display()
-            ));
-        }
-        let certs = reqwest::Certificate::from_pem_bundle(&pem)
-            .map_err(|e| format!("--ca-file {}: malformed PEM: {e}", path.display()))?;
-        roots.extend(certs);
-    }
-    let mut builder = reqwest::Client::builder()
-        .connect_timeout(connect_timeout)
-        .timeout(timeout)
-        .redirect(reqwest::redirect::Policy::none())
-        .referer(false)
-        .no_proxy();
-    if !roots.is_empty() {
-        builder = builder.tls_certs_merge(roots);
-    }
-    builder
-        .build()
-        .map_err(|e| format!("the upstream client cannot be built: {e}"))
-}
-
 /// The proxy as the server serves it.
 #[derive(Clone)]
-pub(crate) struct App(pub std::sync::Arc<Shared>);
+pub(crate) struct App(pub Arc<Shared>);
 
 impl Handler for App {
     async fn handle(&self, parts: Parts, body: ReadBody) -> Response<Body> {
-        if parts.uri.path().starts_with(super::admin::PREFIX) {
+        let path = parts.uri.path();
+        if path.starts_with(super::admin::PREFIX) {
             return super::admin::handle(&self.0, parts, body);
+        }
+        if is_console(path) {
+            return self.0.pages.handle(parts, body).await;
         }
         exchange(&self.0, parts, body).await
     }
 
     fn refuse(&self, parts: &Parts) -> Option<Response<Body>> {
-        parts
-            .uri
-            .path()
-            .starts_with(super::admin::PREFIX)
-            .then(|| self.0.admin.refusal(parts))
-            .flatten()
+        let path = parts.uri.path();
+        if path.starts_with(super::admin::PREFIX) {
+            self.0.admin.refusal(parts)
+        } else if is_console(path) {
+            self.0.pages.refuse(parts)
+        } else {
+            None
+        }
+    }
+}
+
+/// Whether a path is the console's, which the proxy answers itself: `/__sandbox` and
+/// what is below it, but for the admin API (`/__sandbox/v1/…`), which is the upstream's
+/// (forwarded) but for the recording's routes.
+fn is_console(path: &str) -> bool {
+    match path.strip_prefix("/__sandbox") {
+        Some("") => true,
+        Some(rest) => rest.starts_with('/') && rest != "/v1" && !rest.starts_with("/v1/"),
+        None => false,
     }
 }
 
@@ -157,87 +143,15 @@ fn own_reply(status: StatusCode, body: Value) -> Response<Body> {
     response
 }
 
-/// Why the upstream's reply could not be forwarded.
-struct Failed(StatusCode, String);
-
-async fn send(
-    shared: &Shared,
-    parts: &Parts,
-    body: Bytes,
-) -> Result<(StatusCode, HeaderMap, Bytes), Failed> {
-    let mut url = shared.upstream.clone();
-    let base = url.path().trim_end_matches('/').to_string();
-    url.set_path(&format!("{base}{}", parts.uri.path()));
-    url.set_query(parts.uri.query());
-    let method = reqwest::Method::from_bytes(parts.method.as_str().as_bytes())
-        .map_err(|_| Failed(StatusCode::BAD_REQUEST, "unknown method".into()))?;
-    let mut headers = reqwest::header::HeaderMap::new();
-    for (name, value) in &parts.headers {
+/// The request's headers as forwarded: without the hop-by-hop ones.
+fn forwarded(headers: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::with_capacity(headers.len());
+    for (name, value) in headers {
         if !hop_by_hop(name) {
-            headers.append(name.clone(), value.clone());
+            out.append(name.clone(), value.clone());
         }
     }
-    let unreachable = |e: reqwest::Error| {
-        // Without its URL: the query may carry a credential.
-        let e = e.without_url();
-        if e.is_timeout() {
-            Failed(
-                StatusCode::GATEWAY_TIMEOUT,
-                format!(
-                    "the upstream did not answer within {:?} (--timeout-secs)",
-                    shared.timeout
-                ),
-            )
-        } else {
-            let mut text = e.to_string();
-            let mut source = std::error::Error::source(&e);
-            while let Some(s) = source {
-                text.push_str(": ");
-                text.push_str(&s.to_string());
-                source = s.source();
-            }
-            Failed(
-                StatusCode::BAD_GATEWAY,
-                format!("the upstream cannot be reached: {text}"),
-            )
-        }
-    };
-    let mut request = shared.client.request(method, url).headers(headers);
-    // A request sent without a body (a GET) goes on without one, not with an empty one.
-    if !body.is_empty() || parts.headers.contains_key(header::CONTENT_LENGTH) {
-        request = request.body(body);
-    }
-    let mut reply = request.send().await.map_err(unreachable)?;
-    let status = StatusCode::from_u16(reply.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
-    let mut reply_headers = HeaderMap::new();
-    for (name, value) in reply.headers() {
-        if !hop_by_hop(name) {
-            reply_headers.append(name.clone(), value.clone());
-        }
-    }
-    let too_large = || {
-        Failed(
-            StatusCode::BAD_GATEWAY,
-            format!(
-                "the upstream's reply body is larger than {} bytes (--max-reply-bytes); not forwarded",
-                shared.max_reply_bytes
-            ),
-        )
-    };
-    if reply
-        .content_length()
-        .is_some_and(|n| n > shared.max_reply_bytes)
-    {
-        return Err(too_large());
-    }
-    let mut bytes = Vec::new();
-    while let Some(chunk) = reply.chunk().await.map_err(unreachable)? {
-        if (bytes.len() + chunk.len()) as u64 > shared.max_reply_bytes {
-            return Err(too_large());
-        }
-        bytes.extend_from_slice(&chunk);
-    }
-    Ok((status, reply_headers, bytes.into()))
+    out
 }
 
 fn rfc3339(time: SystemTime) -> String {
@@ -263,16 +177,12 @@ fn deviations(
     })
 }
 
-/// The query's pairs, decoded.
-fn query_pairs(parts: &Parts) -> Vec<(String, String)> {
+/// The query's pairs, decoded (borrowed where nothing was encoded).
+fn query_pairs(parts: &Parts) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
     parts
         .uri
         .query()
-        .map(|q| {
-            form_urlencoded::parse(q.as_bytes())
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect()
-        })
+        .map(|q| form_urlencoded::parse(q.as_bytes()).collect())
         .unwrap_or_default()
 }
 
@@ -304,7 +214,18 @@ async fn exchange(shared: &Shared, parts: Parts, body: ReadBody) -> Response<Bod
         }
         (None, true) => vec![check::unknown_operation(parts.method.as_str(), path)],
     };
-    let sent = send(shared, &parts, body.clone()).await;
+    // A request sent without a body (a GET) goes on without one, not with an empty one.
+    let sent_body = (!body.is_empty() || parts.headers.contains_key(header::CONTENT_LENGTH))
+        .then(|| body.clone());
+    let sent = shared
+        .upstream
+        .send(
+            &parts.method,
+            parts.uri.path_and_query(),
+            forwarded(&parts.headers),
+            sent_body,
+        )
+        .await;
     let (reply_found, outcome, reply) = match sent {
         Err(Failed(status, message)) => {
             tracing::warn!(exchange = %id, operation, %message, "proxy error");
@@ -374,7 +295,7 @@ async fn exchange(shared: &Shared, parts: Parts, body: ReadBody) -> Response<Bod
     };
     report(shared, &found);
     tracing::debug!(exchange = %id, operation, deviations = found.len(), ?outcome, "exchange");
-    shared.recorder.record(Exchange {
+    let exchange = Exchange {
         id: &id,
         operation,
         started: started_at,
@@ -385,7 +306,13 @@ async fn exchange(shared: &Shared, parts: Parts, body: ReadBody) -> Response<Bod
         proxy_reply: reply.as_ref().err(),
         deviations: &found,
         outcome,
-    });
+    };
+    if !found.is_empty() {
+        shared
+            .deviations
+            .push(&id, har::recorded(&exchange), found.clone());
+    }
+    shared.recorder.record(exchange);
     if let Err(own) = reply {
         response = own;
     }

@@ -17,7 +17,10 @@ use serde_json::{Map, Value, json};
 use super::check::Deviation;
 use crate::{
     ops::is_secret,
-    sandbox::client::types::{RecordingOutcome, RecordingStatus},
+    sandbox::{
+        client::types::{RecordingOutcome, RecordingStatus},
+        conformance::{RecordedExchange, RecordedMessage},
+    },
 };
 
 /// The most entries a recording keeps unless configured otherwise.
@@ -196,17 +199,81 @@ pub(crate) fn redact(value: &mut Value) {
     }
 }
 
+/// A message's headers, credentials and cookies redacted.
+fn header_pairs(map: &HeaderMap) -> impl Iterator<Item = (&str, String)> {
+    map.iter().map(|(name, value)| {
+        let shown = if is_secret(name.as_str()) || name.as_str().contains("cookie") {
+            REDACTED.to_string()
+        } else {
+            String::from_utf8_lossy(value.as_bytes()).into_owned()
+        };
+        (name.as_str(), shown)
+    })
+}
+
 fn headers(map: &HeaderMap) -> Vec<Value> {
-    map.iter()
-        .map(|(name, value)| {
-            let shown = if is_secret(name.as_str()) || name.as_str().contains("cookie") {
-                REDACTED.to_string()
-            } else {
-                String::from_utf8_lossy(value.as_bytes()).into_owned()
-            };
-            json!({"name": name.as_str(), "value": shown})
-        })
+    header_pairs(map)
+        .map(|(name, value)| json!({"name": name, "value": value}))
         .collect()
+}
+
+/// The request's URL as recorded: credentials in the query redacted; and the query's
+/// pairs as shown.
+fn shown_url(parts: &Parts) -> (String, Vec<(String, String)>) {
+    let mut shown_query = Vec::new();
+    for (name, value) in form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()) {
+        let value = if is_secret(&name) {
+            REDACTED.to_string()
+        } else {
+            value.into_owned()
+        };
+        shown_query.push((name.into_owned(), value));
+    }
+    let host = parts
+        .headers
+        .get("host")
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("localhost");
+    let mut url = format!("http://{host}{}", parts.uri.path());
+    if !shown_query.is_empty() {
+        let encoded: String = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(&shown_query)
+            .finish();
+        url = format!("{url}?{encoded}");
+    }
+    (url, shown_query)
+}
+
+/// The exchange as the console's Conformance page shows it, redacted as a recording is.
+pub(crate) fn recorded(x: &Exchange<'_>) -> RecordedExchange {
+    let (url, _) = shown_url(x.parts);
+    let pairs = |h: &HeaderMap| {
+        header_pairs(h)
+            .map(|(k, v)| (k.to_string(), v))
+            .collect::<Vec<_>>()
+    };
+    let request = RecordedMessage {
+        method: x.parts.method.to_string(),
+        url,
+        status: 0,
+        headers: pairs(&x.parts.headers),
+        body: body_text(x.request_body).unwrap_or_default(),
+    };
+    let reply = match (x.reply, x.proxy_reply) {
+        (Some((status, h, body)), _) => RecordedMessage {
+            status: status.as_u16(),
+            headers: pairs(h),
+            body: body_text(body).unwrap_or_default(),
+            ..RecordedMessage::default()
+        },
+        (None, Some(own)) => RecordedMessage {
+            status: own.status().as_u16(),
+            headers: pairs(own.headers()),
+            ..RecordedMessage::default()
+        },
+        (None, None) => RecordedMessage::default(),
+    };
+    RecordedExchange { request, reply }
 }
 
 /// A body as HAR text: JSON with its secrets redacted, else its size only.
@@ -228,29 +295,11 @@ fn body_text(bytes: &[u8]) -> Option<String> {
 
 fn entry(x: &Exchange<'_>) -> Value {
     let parts = x.parts;
-    let mut query = Vec::new();
-    let mut shown_query = Vec::new();
-    for (name, value) in form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()) {
-        let value = if is_secret(&name) {
-            REDACTED.to_string()
-        } else {
-            value.into_owned()
-        };
-        shown_query.push((name.clone().into_owned(), value.clone()));
-        query.push(json!({"name": name, "value": value}));
-    }
-    let host = parts
-        .headers
-        .get("host")
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("localhost");
-    let mut url = format!("http://{host}{}", parts.uri.path());
-    if !shown_query.is_empty() {
-        let encoded: String = form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(&shown_query)
-            .finish();
-        url = format!("{url}?{encoded}");
-    }
+    let (url, shown_query) = shown_url(parts);
+    let query: Vec<Value> = shown_query
+        .iter()
+        .map(|(name, value)| json!({"name": name, "value": value}))
+        .collect();
     let mime = |h: &HeaderMap| {
         h.get("content-type")
             .and_then(|v| v.to_str().ok())

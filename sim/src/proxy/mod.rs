@@ -2,8 +2,10 @@
 //! unchanged to a deployment of the platform (or a simulator) and checks the request and
 //! the reply against the documents (`spec/order.yaml`, `spec/member.yaml`), saying where
 //! they depart: a count and an id on each reply (`x-licensing-deviations`,
-//! `x-licensing-exchange`), one JSON line per deviation in a report file, and a HAR 1.2
-//! recording started and stopped through the admin API.
+//! `x-licensing-exchange`), one JSON line per deviation in a report file, a HAR 1.2
+//! recording started and stopped through the admin API, and the console's Conformance
+//! page at `/__sandbox/` (each deviation with its exact request and reply, credentials
+//! redacted; behind the same admin checks and sessions as the simulator's console).
 //!
 //! It is served by the simulator's own accept loop (`server/`), with its bounds on
 //! connections, header, body and idle times and request bodies; its upstream client has
@@ -28,6 +30,7 @@ mod replay;
 mod schema;
 mod seed;
 pub mod tools;
+mod upstream;
 
 use std::{
     fs::File,
@@ -44,7 +47,8 @@ pub use check::{Deviation, Direction};
 pub use har::{DEFAULT_RECORD_MAX_ENTRIES, Recording};
 
 use crate::{
-    protocol::admin::AdminAccess,
+    protocol::{admin::AdminAccess, pages::PageServer},
+    sandbox::conformance::{DEFAULT_DEVIATION_LOG_CAPACITY, DeviationLog},
     server::{self, Limits, ServerStats, tls::TlsConfig},
 };
 
@@ -70,6 +74,7 @@ pub struct ProxyBuilder {
     allowed_hosts: Vec<String>,
     record: Option<PathBuf>,
     record_max_entries: usize,
+    console_max_exchanges: usize,
 }
 
 impl std::fmt::Debug for ProxyBuilder {
@@ -190,6 +195,15 @@ impl ProxyBuilder {
         self
     }
 
+    /// The most deviating exchanges the console's Conformance page keeps (default
+    /// [`DEFAULT_DEVIATION_LOG_CAPACITY`], and at most
+    /// [`DEFAULT_DEVIATION_LOG_BYTES`](crate::conformance::DEFAULT_DEVIATION_LOG_BYTES) of
+    /// their text); the oldest go first.
+    pub fn console_max_exchanges(mut self, n: usize) -> Self {
+        self.console_max_exchanges = n;
+        self
+    }
+
     /// Reads the documents, opens the report, binds the address and starts serving.
     ///
     /// # Errors
@@ -207,8 +221,14 @@ impl ProxyBuilder {
                     self.upstream
                 ))
             })?;
-        let client =
-            forward::client(&self.ca_files, self.connect_timeout, self.timeout).map_err(invalid)?;
+        let upstream = upstream::Upstream::new(
+            &upstream,
+            &self.ca_files,
+            self.connect_timeout,
+            self.timeout,
+            self.max_reply_bytes,
+        )
+        .map_err(invalid)?;
         let contract = contract::Contract::load().map_err(invalid)?;
         let report = match &self.report {
             Some(path) => Some(Mutex::new(
@@ -227,23 +247,28 @@ impl ProxyBuilder {
         if self.record.is_some() {
             recorder.start(None, None);
         }
+        let admin = AdminAccess {
+            token: self.admin_token,
+            loopback_port: addr.ip().is_loopback().then_some(addr.port()),
+            scheme,
+            allowed_hosts: self.allowed_hosts,
+            sessions: Arc::default(),
+        };
+        let deviations = Arc::new(DeviationLog::new(self.console_max_exchanges));
+        let pages = PageServer::new(
+            admin.clone(),
+            crate::console::proxy_pages(Arc::clone(&deviations) as _, &admin),
+        );
         let shared = Arc::new(forward::Shared {
             contract,
             upstream,
-            client,
-            timeout: self.timeout,
-            max_reply_bytes: self.max_reply_bytes,
             report,
             strict: self.strict,
-            admin: AdminAccess {
-                token: self.admin_token,
-                loopback_port: addr.ip().is_loopback().then_some(addr.port()),
-                scheme,
-                allowed_hosts: self.allowed_hosts,
-                sessions: Arc::default(),
-            },
+            admin,
             recorder,
             ids: forward::Ids::new(),
+            deviations,
+            pages,
         });
         let server = Arc::new(server::Server::new(self.limits));
         let (stop, stopped) = oneshot::channel();
@@ -254,7 +279,7 @@ impl ProxyBuilder {
             Arc::clone(&server),
             stopped,
         ));
-        tracing::debug!(%addr, upstream = %shared.upstream, "proxy listening");
+        tracing::debug!(%addr, upstream = %shared.upstream.origin(), "proxy listening");
         Ok(Proxy {
             addr,
             scheme,
@@ -282,7 +307,7 @@ impl std::fmt::Debug for Proxy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Proxy")
             .field("addr", &self.addr)
-            .field("upstream", &self.shared.upstream.as_str())
+            .field("upstream", &self.shared.upstream.origin())
             .finish_non_exhaustive()
     }
 }
@@ -306,6 +331,7 @@ impl Proxy {
             allowed_hosts: Vec::new(),
             record: None,
             record_max_entries: DEFAULT_RECORD_MAX_ENTRIES,
+            console_max_exchanges: DEFAULT_DEVIATION_LOG_CAPACITY,
         }
     }
 
@@ -327,6 +353,14 @@ impl Proxy {
     /// The recording: start, stop, read (as the admin API does).
     pub fn recording(&self) -> &Recording {
         &self.shared.recorder
+    }
+
+    /// What the proxy has found, as its console's Conformance page shows it (the
+    /// deviating exchanges, redacted); a simulator given it
+    /// ([`SimulatorBuilder::deviation_source`](crate::SimulatorBuilder::deviation_source))
+    /// shows the same page.
+    pub fn deviations(&self) -> Arc<DeviationLog> {
+        Arc::clone(&self.shared.deviations)
     }
 
     /// Stops accepting, lets exchanges in flight finish (up to five seconds), and writes

@@ -4,7 +4,7 @@
 //! `pattern`, `int32`): each departure found once, at the deepest place it shows, as a JSON
 //! Pointer with a rule name.
 
-use std::{collections::HashMap, sync::Mutex};
+use std::{borrow::Cow, collections::HashMap, sync::Mutex};
 
 use serde_json::Value;
 
@@ -49,9 +49,14 @@ fn cut(mut text: String) -> String {
     text
 }
 
-/// A pointer segment with `~` and `/` escaped (RFC 6901).
-pub(crate) fn segment(name: &str) -> String {
-    name.replace('~', "~0").replace('/', "~1")
+/// A pointer segment with `~` and `/` escaped (RFC 6901); borrowed when there is none,
+/// as for every name the documents use (a check builds one per field it walks).
+pub(crate) fn segment(name: &str) -> Cow<'_, str> {
+    if name.contains(['~', '/']) {
+        Cow::Owned(name.replace('~', "~0").replace('/', "~1"))
+    } else {
+        Cow::Borrowed(name)
+    }
 }
 
 /// Compiled `pattern`s, shared by every check of a process.

@@ -1,7 +1,9 @@
 //! What a conformance proxy reports: deviations of real requests and replies from the
-//! specs, one JSON object per line, each naming the exchange it was found in. The sandbox
-//! is given a [`DeviationSource`] when the simulator runs as such a proxy, and the admin
-//! pages show what it holds.
+//! specs, one JSON object per line, each naming the exchange it was found in. This is the
+//! one format of a deviation: the proxy's report lines, its recordings' `_deviations` and
+//! the console's Conformance page all use [`Deviation`]. The proxy keeps what it finds in
+//! a [`DeviationLog`] and serves the console's Conformance page from it; a simulator is
+//! given a [`DeviationSource`] (such a log) to show the same page.
 
 use std::{
     collections::{HashMap, VecDeque},
@@ -12,7 +14,7 @@ use std::{
 use serde::{Deserialize, Serialize};
 
 /// Which half of an exchange a deviation is in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     /// What the client sent.
@@ -40,23 +42,26 @@ impl fmt::Display for Direction {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Deviation {
-    /// The operation the exchange was matched to (`unknown-operation` deviations carry
-    /// what the proxy could tell, e.g. the path).
-    pub operation_id: String,
+    /// The operation the request's method and path lead to; `null` for none (an
+    /// `unknown-operation` deviation, whose `actual` names the method and path).
+    pub operation_id: Option<String>,
     /// Request or reply.
     pub direction: Direction,
-    /// JSON Pointer to the offending value in the body (empty: the whole message).
+    /// Where, as a JSON Pointer: into the reply's body (`/data/list/0/status`), or into
+    /// `{"path", "query", "headers", "body"}` for a request (`/query/g_nonce`); empty for
+    /// the message as a whole.
     pub pointer: String,
     /// A short stable kebab-case name of the rule: `required`, `type`, `enum`,
-    /// `undocumented-code`, `http-status`, `envelope`, `constraint`, `unknown-operation`.
+    /// `constraint`, `additional-property`, `undocumented-code`, `http-status`,
+    /// `envelope`, `unknown-operation`.
     pub rule: String,
     /// What the spec allows.
     pub expected: String,
-    /// What was there.
+    /// What was there (never a credential's or a password's value).
     pub actual: String,
     /// The exchange's id (also in the recording and the proxy's `x-licensing-exchange`).
     pub exchange: String,
-    /// When it was found (RFC 3339).
+    /// When the exchange started (RFC 3339).
     pub time: String,
 }
 
@@ -114,18 +119,32 @@ pub trait DeviationSource: Send + Sync + fmt::Debug + 'static {
 /// Exchanges and deviations [`DeviationLog`] keeps unless told otherwise.
 pub const DEFAULT_DEVIATION_LOG_CAPACITY: usize = 10_000;
 
+/// Bytes of text (bodies, headers, deviations) [`DeviationLog`] keeps unless told
+/// otherwise.
+pub const DEFAULT_DEVIATION_LOG_BYTES: usize = 64 * 1024 * 1024;
+
 /// A [`DeviationSource`] in memory: a proxy pushes what it finds; the oldest exchanges
-/// (and their deviations) go first once `capacity` exchanges are kept.
+/// (and their deviations) go first once `capacity` exchanges, or `max_bytes` of their
+/// text, are kept.
 #[derive(Debug)]
 pub struct DeviationLog {
     capacity: usize,
+    max_bytes: usize,
     inner: Mutex<LogInner>,
 }
 
 #[derive(Debug, Default)]
 struct LogInner {
     order: VecDeque<String>,
-    exchanges: HashMap<String, (RecordedExchange, Vec<Deviation>)>,
+    exchanges: HashMap<String, Kept>,
+    bytes: usize,
+}
+
+#[derive(Debug)]
+struct Kept {
+    exchange: RecordedExchange,
+    deviations: Vec<Deviation>,
+    bytes: usize,
 }
 
 impl Default for DeviationLog {
@@ -134,29 +153,73 @@ impl Default for DeviationLog {
     }
 }
 
+/// The text an exchange and its deviations hold, as the log counts it.
+fn size(exchange: &RecordedExchange, deviations: &[Deviation]) -> usize {
+    let message = |m: &RecordedMessage| {
+        m.method.len()
+            + m.url.len()
+            + m.body.len()
+            + m.headers
+                .iter()
+                .map(|(k, v)| k.len() + v.len())
+                .sum::<usize>()
+    };
+    let deviation = |d: &Deviation| {
+        d.operation_id.as_ref().map_or(0, String::len)
+            + d.pointer.len()
+            + d.rule.len()
+            + d.expected.len()
+            + d.actual.len()
+            + d.exchange.len()
+            + d.time.len()
+    };
+    message(&exchange.request)
+        + message(&exchange.reply)
+        + deviations.iter().map(deviation).sum::<usize>()
+}
+
 impl DeviationLog {
-    /// A log keeping at most `capacity` exchanges (at least one).
+    /// A log keeping at most `capacity` exchanges (at least one), and at most
+    /// [`DEFAULT_DEVIATION_LOG_BYTES`] of their text.
     pub fn new(capacity: usize) -> Self {
         Self {
             capacity: capacity.max(1),
+            max_bytes: DEFAULT_DEVIATION_LOG_BYTES,
             inner: Mutex::default(),
         }
+    }
+
+    /// Keeps at most `bytes` of text (bodies, headers, deviations): the oldest exchanges
+    /// go first; the newest is kept even when it alone is larger.
+    #[must_use]
+    pub fn max_bytes(mut self, bytes: usize) -> Self {
+        self.max_bytes = bytes;
+        self
     }
 
     /// Keeps an exchange and the deviations found in it (each names `id` as its
     /// exchange; one that names another is kept under `id` all the same).
     pub fn push(&self, id: &str, exchange: RecordedExchange, deviations: Vec<Deviation>) {
+        let bytes = size(&exchange, &deviations);
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        if inner
-            .exchanges
-            .insert(id.to_string(), (exchange, deviations))
-            .is_none()
-        {
-            inner.order.push_back(id.to_string());
+        let kept = Kept {
+            exchange,
+            deviations,
+            bytes,
+        };
+        inner.bytes += bytes;
+        match inner.exchanges.insert(id.to_string(), kept) {
+            Some(old) => inner.bytes -= old.bytes,
+            None => inner.order.push_back(id.to_string()),
         }
-        while inner.order.len() > self.capacity {
-            if let Some(old) = inner.order.pop_front() {
-                inner.exchanges.remove(&old);
+        while inner.order.len() > self.capacity
+            || (inner.bytes > self.max_bytes && inner.order.len() > 1)
+        {
+            let Some(old) = inner.order.pop_front() else {
+                break;
+            };
+            if let Some(gone) = inner.exchanges.remove(&old) {
+                inner.bytes -= gone.bytes;
             }
         }
     }
@@ -169,16 +232,13 @@ impl DeviationSource for DeviationLog {
             .order
             .iter()
             .filter_map(|id| inner.exchanges.get(id))
-            .flat_map(|(_, found)| found.iter().cloned())
+            .flat_map(|kept| kept.deviations.iter().cloned())
             .collect()
     }
 
     fn exchange(&self, id: &str) -> Option<RecordedExchange> {
         let inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        inner
-            .exchanges
-            .get(id)
-            .map(|(exchange, _)| exchange.clone())
+        inner.exchanges.get(id).map(|kept| kept.exchange.clone())
     }
 }
 
@@ -217,5 +277,27 @@ mod tests {
         assert_eq!(kept, ["b", "c"]);
         assert!(log.exchange("a").is_none());
         assert!(log.exchange("c").is_some());
+    }
+
+    #[test]
+    fn the_log_is_bounded_by_bytes() {
+        let one: Deviation = serde_json::from_str(LINE).unwrap();
+        let body = |n: usize| RecordedExchange {
+            reply: RecordedMessage {
+                status: 200,
+                body: "x".repeat(n),
+                ..RecordedMessage::default()
+            },
+            ..RecordedExchange::default()
+        };
+        let log = DeviationLog::new(100).max_bytes(2_500);
+        for id in ["a", "b", "c"] {
+            log.push(id, body(1_000), vec![one.clone()]);
+        }
+        assert!(log.exchange("a").is_none(), "the oldest went first");
+        assert!(log.exchange("b").is_some() && log.exchange("c").is_some());
+        log.push("d", body(10_000), vec![one.clone()]);
+        assert_eq!(log.deviations().len(), 1, "only the newest is left");
+        assert_eq!(log.exchange("d").unwrap().reply.body.len(), 10_000);
     }
 }
