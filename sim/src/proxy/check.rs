@@ -52,8 +52,8 @@ pub(crate) fn request(
     body: &[u8],
 ) -> Vec<Finding> {
     let op = matched.contract;
-    let doc = &contract.docs[op.doc];
-    let mut walker = Walker::new(doc);
+    let schemas = &contract.schemas;
+    let mut walker = Walker::new(schemas);
     // One pointer buffer for every parameter.
     let mut at = String::with_capacity(64);
     for param in &op.params {
@@ -81,11 +81,11 @@ pub(crate) fn request(
                     .push(finding(at.clone(), "required", "present", "absent"));
             }
             None => {}
-            Some(text) => match schema::coerce(&param.schema, text) {
-                Some(value) => walker.check(&param.schema, &value, &mut at),
+            Some(text) => match schemas.coerce(param.schema, text) {
+                Some(value) => walker.check(param.schema, &value, &mut at),
                 None => walker
                     .found
-                    .push(schema::uncoerced(&param.schema, &at, text)),
+                    .push(schemas.uncoerced(param.schema, &at, text)),
             },
         }
     }
@@ -124,7 +124,7 @@ pub(crate) fn request(
             }
         } else {
             match serde_json::from_slice::<Value>(body) {
-                Ok(value) => walker.check(body_schema, &value, &mut "/body".to_string()),
+                Ok(value) => walker.check(*body_schema, &value, &mut "/body".to_string()),
                 Err(_) => walker.found.push(finding(
                     "/body",
                     "type",
@@ -160,7 +160,7 @@ pub(crate) fn reply(
             status.to_string(),
         )];
     };
-    let Some(reply_schema) = reply_schema else {
+    let Some(reply_schema) = *reply_schema else {
         return Vec::new();
     };
     let value: &Value = match parsed {
@@ -187,7 +187,7 @@ pub(crate) fn reply(
             schema::json_type(value),
         )];
     }
-    let mut walker = Walker::new(&contract.docs[op.doc]);
+    let mut walker = Walker::new(&contract.schemas);
     walker.check(reply_schema, value, &mut String::new());
     let mut found = walker.found;
     let documented = || {

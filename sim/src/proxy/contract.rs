@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use licensing_sdk::operations::{self, Operation, Service};
 use serde_json::Value;
 
+use super::compiled::{Compiler, SchemaId, Schemas};
+
 /// Where a parameter is read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum In {
@@ -32,7 +34,7 @@ pub(crate) struct Param {
     pub name: String,
     pub location: In,
     pub required: bool,
-    pub schema: Value,
+    pub schema: SchemaId,
 }
 
 /// A header the security requirement asks for.
@@ -48,19 +50,17 @@ pub(crate) struct Credential {
 #[derive(Debug)]
 pub(crate) struct OpContract {
     pub op: &'static Operation,
-    /// Which document its schemas' `$ref`s point into.
-    pub doc: usize,
     pub params: Vec<Param>,
     pub credentials: Vec<Credential>,
     /// The request body's schema, and whether a body is required.
-    pub body: Option<(bool, Value)>,
+    pub body: Option<(bool, SchemaId)>,
     /// Documented HTTP statuses with their JSON reply schema.
-    pub replies: BTreeMap<u16, Option<Value>>,
+    pub replies: BTreeMap<u16, Option<SchemaId>>,
 }
 
 /// Both documents and their operations, routed by path and method.
 pub(crate) struct Contract {
-    pub docs: Vec<Value>,
+    pub schemas: Schemas,
     pub ops: Vec<OpContract>,
     router: matchit::Router<Vec<(String, usize)>>,
 }
@@ -85,13 +85,12 @@ impl Contract {
     /// Reads both services' documents. An error names the document and what it lacks (a
     /// spec the SDK's generator accepted always loads).
     pub fn load() -> Result<Self, String> {
-        let mut docs = Vec::new();
+        let mut compiler = Compiler::default();
         let mut ops = Vec::new();
         let mut by_path: BTreeMap<String, Vec<(String, usize)>> = BTreeMap::new();
-        for service in [Service::Order, Service::Member] {
+        for (index, service) in [Service::Order, Service::Member].into_iter().enumerate() {
             let doc: Value = serde_norway::from_str(service.openapi())
                 .map_err(|e| format!("{service:?} document: {e}"))?;
-            let index = docs.len();
             let paths = doc
                 .get("paths")
                 .and_then(Value::as_object)
@@ -108,7 +107,7 @@ impl Contract {
                         .ok_or_else(|| format!("{method} {path}: no operationId"))?;
                     let op = operations::find(id)
                         .ok_or_else(|| format!("{id}: not in the operation table"))?;
-                    let contract = read_op(&doc, index, op, shared, spec)?;
+                    let contract = read_op(&mut compiler, &doc, index, op, shared, spec)?;
                     by_path
                         .entry(path.clone())
                         .or_default()
@@ -116,7 +115,6 @@ impl Contract {
                     ops.push(contract);
                 }
             }
-            docs.push(doc);
         }
         let mut router = matchit::Router::new();
         for (path, methods) in by_path {
@@ -124,7 +122,11 @@ impl Contract {
                 .insert(path.clone(), methods)
                 .map_err(|e| format!("{path}: cannot be routed: {e}"))?;
         }
-        Ok(Self { docs, ops, router })
+        Ok(Self {
+            schemas: compiler.finish(),
+            ops,
+            router,
+        })
     }
 
     /// The operation a method and path (percent-encoded, as sent) lead to.
@@ -167,6 +169,7 @@ fn deref<'d>(doc: &'d Value, value: &'d Value) -> Result<&'d Value, String> {
 }
 
 fn read_op(
+    compiler: &mut Compiler,
     doc: &Value,
     index: usize,
     op: &'static Operation,
@@ -187,7 +190,7 @@ fn read_op(
             name: p["name"].as_str().unwrap_or_default().to_string(),
             location,
             required: p.get("required").and_then(Value::as_bool) == Some(true),
-            schema: p.get("schema").cloned().unwrap_or(Value::Null),
+            schema: compiler.compile(doc, index, p.get("schema").unwrap_or(&Value::Null)),
         });
     }
     let body = spec
@@ -198,9 +201,12 @@ fn read_op(
         .map(|b| {
             (
                 b.get("required").and_then(Value::as_bool) == Some(true),
-                b.pointer("/content/application~1json/schema")
-                    .cloned()
-                    .unwrap_or(Value::Null),
+                compiler.compile(
+                    doc,
+                    index,
+                    b.pointer("/content/application~1json/schema")
+                        .unwrap_or(&Value::Null),
+                ),
             )
         });
     let mut replies = BTreeMap::new();
@@ -210,17 +216,16 @@ fn read_op(
                 continue;
             };
             let reply = deref(doc, reply).map_err(|e| format!("{}: {e}", op.id))?;
-            replies.insert(
-                status,
-                reply.pointer("/content/application~1json/schema").cloned(),
-            );
+            let schema = reply
+                .pointer("/content/application~1json/schema")
+                .map(|schema| compiler.compile(doc, index, schema));
+            replies.insert(status, schema);
         }
     }
     let security = spec.get("security").or_else(|| doc.get("security"));
     let credentials = credentials(doc, security);
     Ok(OpContract {
         op,
-        doc: index,
         params,
         credentials,
         body,

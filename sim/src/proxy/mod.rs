@@ -23,6 +23,7 @@
 
 mod admin;
 mod check;
+mod compiled;
 mod contract;
 mod forward;
 mod har;

@@ -1,14 +1,15 @@
-//! A value checked against an OpenAPI 3.0 schema of the documents, walking the schema as
+//! A value checked against an OpenAPI 3.0 schema of the documents (compiled once, see
+//! [`super::compiled`]), following the schema as
 //! written (`$ref`, `type`, `nullable`, `properties`, `required`, `additionalProperties`,
 //! `items`, `enum`, `oneOf` with or without a `discriminator`, lengths, bounds,
 //! `pattern`, `int32`): each departure found once, at the deepest place it shows, as a JSON
 //! Pointer with a rule name.
 
-use std::{borrow::Cow, collections::HashMap, sync::Mutex};
+use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::contract::resolve;
+use super::compiled::{Additional, Node, OneOf, SchemaId, Schemas, Ty};
 use crate::ops::is_secret;
 
 /// The most findings one document yields: a systematic departure in a 50,000-item batch
@@ -59,44 +60,16 @@ pub(crate) fn segment(name: &str) -> Cow<'_, str> {
     }
 }
 
-/// Compiled `pattern`s, shared by every check of a process.
-static PATTERNS: Mutex<Option<HashMap<String, Option<regress::Regex>>>> = Mutex::new(None);
-
-fn matches(pattern: &str, text: &str) -> bool {
-    let mut cache = PATTERNS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let cache = cache.get_or_insert_with(HashMap::new);
-    if !cache.contains_key(pattern) {
-        cache.insert(pattern.to_string(), regress::Regex::new(pattern).ok());
-    }
-    let compiled = &cache[pattern];
-    // A pattern the engine cannot read is no rule the value could break.
-    compiled.as_ref().is_none_or(|re| re.find(text).is_some())
-}
-
-/// Checks values against the schemas of one document.
-pub(crate) struct Walker<'d> {
-    doc: &'d Value,
+/// Checks values against compiled schemas.
+pub(crate) struct Walker<'s> {
+    schemas: &'s Schemas,
     pub found: Vec<Finding>,
 }
 
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_f64() => "number",
-        Value::Number(_) => "integer",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-impl<'d> Walker<'d> {
-    pub fn new(doc: &'d Value) -> Self {
+impl<'s> Walker<'s> {
+    pub fn new(schemas: &'s Schemas) -> Self {
         Self {
-            doc,
+            schemas,
             found: Vec::new(),
         }
     }
@@ -112,81 +85,54 @@ impl<'d> Walker<'d> {
         }
     }
 
-    /// `schema` with its `$ref`s followed.
-    fn target(&self, mut schema: &'d Value) -> &'d Value {
-        for _ in 0..32 {
-            match schema.get("$ref").and_then(Value::as_str) {
-                Some(r) => match resolve(self.doc, r) {
-                    Some(next) => schema = next,
-                    None => return &Value::Null,
-                },
-                None => break,
-            }
-        }
-        schema
-    }
-
-    /// Checks `value` (found at pointer `at`) against `schema`.
-    pub fn check(&mut self, schema: &'d Value, value: &Value, at: &mut String) {
+    /// Checks `value` (found at pointer `at`) against schema `id`.
+    pub fn check(&mut self, id: SchemaId, value: &Value, at: &mut String) {
         if self.found.len() >= MAX_FINDINGS {
             return;
         }
-        let schema = self.target(schema);
-        if let Some(branches) = schema.get("oneOf").and_then(Value::as_array) {
-            self.one_of(schema, branches, value, at);
+        let node = &self.schemas.nodes[id];
+        if let Some(one_of) = &node.one_of {
+            self.one_of(one_of, value, at);
             return;
         }
-        let ty = schema.get("type").and_then(Value::as_str);
         if value.is_null() {
-            if ty.is_some() && schema.get("nullable").and_then(Value::as_bool) != Some(true) {
-                self.push(at, "type", expected_type(schema), "null".to_string());
+            if node.ty.is_some() && !node.nullable {
+                self.push(at, "type", node.expected.clone(), "null".to_string());
             }
             return;
         }
-        let fits = match ty {
-            None => true,
-            Some("object") => value.is_object(),
-            Some("array") => value.is_array(),
-            Some("string") => value.is_string(),
-            Some("integer") => value.is_i64() || value.is_u64(),
-            Some("number") => value.is_number(),
-            Some("boolean") => value.is_boolean(),
-            Some(_) => true,
+        let fits = match node.ty {
+            None | Some(Ty::Other) => true,
+            Some(Ty::Object) => value.is_object(),
+            Some(Ty::Array) => value.is_array(),
+            Some(Ty::String) => value.is_string(),
+            Some(Ty::Integer) => value.is_i64() || value.is_u64(),
+            Some(Ty::Number) => value.is_number(),
+            Some(Ty::Boolean) => value.is_boolean(),
         };
         if !fits {
             let actual = quote(at, value);
-            self.push(at, "type", expected_type(schema), actual);
+            self.push(at, "type", node.expected.clone(), actual);
             return;
         }
-        if let Some(values) = schema.get("enum").and_then(Value::as_array)
+        if let Some((values, expected)) = &node.members
             && !values.iter().any(|v| same(v, value))
         {
-            let listed: Vec<String> = values.iter().map(Value::to_string).collect();
             let actual = quote(at, value);
-            self.push(
-                at,
-                "enum",
-                format!("one of [{}]", listed.join(", ")),
-                actual,
-            );
+            self.push(at, "enum", expected.clone(), actual);
             return;
         }
         match value {
-            Value::Object(object) => self.object(schema, object, at),
-            Value::Array(items) => self.array(schema, items, at),
-            Value::String(text) => self.string(schema, text, at, value),
-            Value::Number(_) => self.number(schema, value, at),
+            Value::Object(object) => self.object(node, object, at),
+            Value::Array(items) => self.array(node, items, at),
+            Value::String(text) => self.string(node, text, at, value),
+            Value::Number(_) => self.number(node, value, at),
             _ => {}
         }
     }
 
-    fn one_of(&mut self, schema: &'d Value, branches: &'d [Value], value: &Value, at: &mut String) {
-        if let Some(discriminator) = schema.get("discriminator") {
-            let property = discriminator
-                .get("propertyName")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let mapping = discriminator.get("mapping").and_then(Value::as_object);
+    fn one_of(&mut self, one_of: &OneOf, value: &Value, at: &mut String) {
+        if let Some(discriminator) = &one_of.discriminator {
             let Some(object) = value.as_object() else {
                 let actual = quote(at, value);
                 self.push(at, "type", "object".to_string(), actual);
@@ -194,25 +140,25 @@ impl<'d> Walker<'d> {
             };
             let len = at.len();
             at.push('/');
-            at.push_str(&segment(property));
-            match (object.get(property), mapping) {
+            at.push_str(&segment(&discriminator.property));
+            match (object.get(&discriminator.property), &discriminator.mapping) {
                 (None, _) => {
                     let p = at.clone();
                     self.push(&p, "required", "present".into(), "absent".into());
                 }
-                (Some(tag), Some(mapping)) => match tag.as_str().and_then(|t| mapping.get(t)) {
-                    Some(target) => {
-                        at.truncate(len);
-                        let branch = self.target(target);
-                        self.check(branch, value, at);
+                (Some(tag), Some((mapping, expected))) => {
+                    match tag.as_str().and_then(|t| mapping.get(t)) {
+                        Some(branch) => {
+                            at.truncate(len);
+                            self.check(*branch, value, at);
+                        }
+                        None => {
+                            let p = at.clone();
+                            let actual = quote(&p, tag);
+                            self.push(&p, "enum", expected.clone(), actual);
+                        }
                     }
-                    None => {
-                        let keys: Vec<String> = mapping.keys().map(|k| format!("{k:?}")).collect();
-                        let p = at.clone();
-                        let actual = quote(&p, tag);
-                        self.push(&p, "enum", format!("one of [{}]", keys.join(", ")), actual);
-                    }
-                },
+                }
                 (Some(_), None) => {}
             }
             at.truncate(len);
@@ -220,10 +166,10 @@ impl<'d> Walker<'d> {
         }
         let mut best: Option<Vec<Finding>> = None;
         let mut all_type = true;
-        for branch in branches {
-            let mut inner = Walker::new(self.doc);
+        for branch in &one_of.branches {
+            let mut inner = Walker::new(self.schemas);
             let mut here = at.clone();
-            inner.check(branch, value, &mut here);
+            inner.check(*branch, value, &mut here);
             if inner.found.is_empty() {
                 return;
             }
@@ -235,12 +181,8 @@ impl<'d> Walker<'d> {
             }
         }
         if all_type {
-            let names: Vec<String> = branches
-                .iter()
-                .map(|b| expected_type(self.target(b)))
-                .collect();
             let actual = quote(at, value);
-            self.push(at, "type", names.join(" or "), actual);
+            self.push(at, "type", one_of.names.clone(), actual);
         } else {
             for finding in best.unwrap_or_default() {
                 if self.found.len() < MAX_FINDINGS {
@@ -250,52 +192,36 @@ impl<'d> Walker<'d> {
         }
     }
 
-    fn object(
-        &mut self,
-        schema: &'d Value,
-        object: &serde_json::Map<String, Value>,
-        at: &mut String,
-    ) {
-        let properties = schema.get("properties").and_then(Value::as_object);
-        if let Some(required) = schema.get("required").and_then(Value::as_array) {
-            for name in required.iter().filter_map(Value::as_str) {
-                if !object.contains_key(name) {
-                    let p = format!("{at}/{}", segment(name));
-                    self.push(&p, "required", "present".into(), "absent".into());
-                }
+    fn object(&mut self, node: &Node, object: &serde_json::Map<String, Value>, at: &mut String) {
+        for name in &node.required {
+            if !object.contains_key(name) {
+                let p = format!("{at}/{}", segment(name));
+                self.push(&p, "required", "present".into(), "absent".into());
             }
         }
-        let extra = schema.get("additionalProperties");
         for (name, value) in object {
             let len = at.len();
             at.push('/');
             at.push_str(&segment(name));
-            match properties.and_then(|p| p.get(name)) {
-                Some(sub) => self.check(sub, value, at),
-                None => match extra {
-                    Some(Value::Bool(false)) => {
-                        let listed: Vec<&String> =
-                            properties.map(|p| p.keys().collect()).unwrap_or_default();
+            match node.properties.as_ref().and_then(|p| p.get(name)) {
+                Some(sub) => self.check(*sub, value, at),
+                None => match &node.additional {
+                    Additional::Forbidden(expected) => {
                         let p = at.clone();
                         let actual = quote(&p, value);
-                        self.push(
-                            &p,
-                            "additional-property",
-                            format!("only {listed:?}"),
-                            actual,
-                        );
+                        self.push(&p, "additional-property", expected.clone(), actual);
                     }
-                    Some(sub @ Value::Object(_)) => self.check(sub, value, at),
-                    _ => {}
+                    Additional::Schema(sub) => self.check(*sub, value, at),
+                    Additional::Any => {}
                 },
             }
             at.truncate(len);
         }
     }
 
-    fn array(&mut self, schema: &'d Value, items: &[Value], at: &mut String) {
+    fn array(&mut self, node: &Node, items: &[Value], at: &mut String) {
         let n = items.len() as u64;
-        if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+        if let Some(min) = node.min_items
             && n < min
         {
             self.push(
@@ -305,7 +231,7 @@ impl<'d> Walker<'d> {
                 format!("{n} items"),
             );
         }
-        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+        if let Some(max) = node.max_items
             && n > max
         {
             self.push(
@@ -315,11 +241,12 @@ impl<'d> Walker<'d> {
                 format!("{n} items"),
             );
         }
-        if let Some(item) = schema.get("items") {
+        if let Some(item) = node.items {
+            let mut index = itoa_buffer();
             for (i, value) in items.iter().enumerate() {
                 let len = at.len();
                 at.push('/');
-                at.push_str(&i.to_string());
+                at.push_str(index.format(i));
                 self.check(item, value, at);
                 at.truncate(len);
                 if self.found.len() >= MAX_FINDINGS {
@@ -329,10 +256,10 @@ impl<'d> Walker<'d> {
         }
     }
 
-    fn string(&mut self, schema: &Value, text: &str, at: &str, value: &Value) {
-        let chars = text.chars().count() as u64;
-        if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
-            && chars < min
+    fn string(&mut self, node: &Node, text: &str, at: &str, value: &Value) {
+        let chars = || text.chars().count() as u64;
+        if let Some(min) = node.min_length
+            && chars() < min
         {
             let actual = quote(at, value);
             self.push(
@@ -341,8 +268,8 @@ impl<'d> Walker<'d> {
                 format!("at least {min} characters"),
                 actual,
             );
-        } else if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
-            && chars > max
+        } else if let Some(max) = node.max_length
+            && chars() > max
         {
             let actual = quote(at, value);
             self.push(
@@ -351,31 +278,52 @@ impl<'d> Walker<'d> {
                 format!("at most {max} characters"),
                 actual,
             );
-        } else if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
-            && !matches(pattern, text)
+        } else if let Some((pattern, compiled)) = &node.pattern
+            && compiled.as_ref().is_some_and(|re| re.find(text).is_none())
         {
             let actual = quote(at, value);
             self.push(at, "constraint", format!("matches {pattern}"), actual);
         }
     }
 
-    fn number(&mut self, schema: &Value, value: &Value, at: &str) {
+    fn number(&mut self, node: &Node, value: &Value, at: &str) {
         let n = value.as_f64().unwrap_or_default();
-        let int32 = schema.get("format").and_then(Value::as_str) == Some("int32");
-        if int32 && value.as_i64().is_none_or(|i| i32::try_from(i).is_err()) {
+        if node.int32 && value.as_i64().is_none_or(|i| i32::try_from(i).is_err()) {
             let actual = quote(at, value);
             self.push(at, "constraint", "a 32-bit integer (int32)".into(), actual);
-        } else if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
+        } else if let Some(min) = node.minimum
             && n < min
         {
             let actual = quote(at, value);
             self.push(at, "constraint", format!("at least {min}"), actual);
-        } else if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
+        } else if let Some(max) = node.maximum
             && n > max
         {
             let actual = quote(at, value);
             self.push(at, "constraint", format!("at most {max}"), actual);
         }
+    }
+}
+
+/// Array indexes written into a pointer without allocating.
+fn itoa_buffer() -> Index {
+    Index([0; 20])
+}
+
+struct Index([u8; 20]);
+
+impl Index {
+    fn format(&mut self, mut n: usize) -> &str {
+        let mut at = self.0.len();
+        loop {
+            at -= 1;
+            self.0[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        std::str::from_utf8(&self.0[at..]).expect("ASCII digits")
     }
 }
 
@@ -388,7 +336,7 @@ fn same(a: &Value, b: &Value) -> bool {
 }
 
 /// The type a schema asks for, as a finding names it.
-fn expected_type(schema: &Value) -> String {
+pub(super) fn expected_type(schema: &Value) -> String {
     let ty = schema.get("type").and_then(Value::as_str).unwrap_or("any");
     let nullable = schema.get("nullable").and_then(Value::as_bool) == Some(true);
     match (ty, schema.get("format").and_then(Value::as_str)) {
@@ -398,48 +346,39 @@ fn expected_type(schema: &Value) -> String {
     }
 }
 
-/// A scalar parameter's text read as its schema's type (query and path parameters are
-/// text on the wire); `None` when it cannot be.
-pub(crate) fn coerce(schema: &Value, text: &str) -> Option<Value> {
-    match schema.get("type").and_then(Value::as_str) {
-        Some("integer") => text
-            .parse::<i64>()
-            .ok()
-            .map(Value::from)
-            .or_else(|| text.parse::<u64>().ok().map(Value::from)),
-        Some("number") => text.parse::<f64>().ok().map(Value::from),
-        Some("boolean") => match text {
-            "true" => Some(Value::Bool(true)),
-            "false" => Some(Value::Bool(false)),
-            _ => None,
-        },
-        _ => Some(Value::String(text.to_string())),
-    }
-}
-
-/// A finding about a parameter whose text is not of its schema's type.
-pub(crate) fn uncoerced(schema: &Value, at: &str, text: &str) -> Finding {
-    Finding {
-        pointer: at.to_string(),
-        rule: "type",
-        expected: expected_type(schema),
-        actual: quote(at, &Value::String(text.to_string())),
-    }
-}
-
 /// The JSON type of a value, for findings that name it.
 pub(crate) fn json_type(value: &Value) -> &'static str {
-    type_name(value)
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proxy::compiled::Compiler;
     use serde_json::json;
 
     fn doc() -> Value {
         json!({"components": {"schemas": {
             "Code": {"oneOf": [{"type": "integer", "format": "int32"}, {"type": "string"}]},
+            "Tree": {"type": "object", "properties": {
+                "name": {"type": "string"},
+                "children": {"type": "array", "items": {"$ref": "#/components/schemas/Tree"}}
+            }},
+            "Order": {"oneOf": [{"$ref": "#/components/schemas/Buy"}, {"$ref": "#/components/schemas/Drop"}],
+                "discriminator": {"propertyName": "kind", "mapping": {
+                    "buy": "#/components/schemas/Buy", "drop": "Drop"}}},
+            "Buy": {"type": "object", "required": ["kind", "count"], "properties": {
+                "kind": {"type": "string"}, "count": {"type": "integer", "minimum": 1}}},
+            "Drop": {"type": "object", "required": ["kind", "id"], "properties": {
+                "kind": {"type": "string"}, "id": {"type": "string", "pattern": "^A[0-9]+$"}}},
             "Item": {"type": "object", "required": ["id", "status"], "properties": {
                 "id": {"type": "string", "minLength": 1},
                 "status": {"type": "integer", "enum": [1, 2]},
@@ -451,8 +390,11 @@ mod tests {
 
     fn run(schema: Value, value: Value) -> Vec<Finding> {
         let doc = doc();
-        let mut walker = Walker::new(&doc);
-        walker.check(&schema, &value, &mut String::new());
+        let mut compiler = Compiler::default();
+        let id = compiler.compile(&doc, 0, &schema);
+        let schemas = compiler.finish();
+        let mut walker = Walker::new(&schemas);
+        walker.check(id, &value, &mut String::new());
         walker.found
     }
 
@@ -490,5 +432,33 @@ mod tests {
         let found = run(item, json!({"id": "x", "status": 1, "password": "abc"}));
         assert_eq!(found[0].pointer, "/password");
         assert_eq!(found[0].actual, "[REDACTED]", "a secret is never quoted");
+    }
+
+    #[test]
+    fn references_recurse_and_a_discriminator_picks_its_branch() {
+        let tree = json!({"$ref": "#/components/schemas/Tree"});
+        let found = run(
+            tree,
+            json!({"name": "a", "children": [{"name": "b", "children": [{"name": 3}]}]}),
+        );
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].pointer, "/children/0/children/0/name");
+        let order = json!({"type": "array", "items": {"$ref": "#/components/schemas/Order"}});
+        let found = run(
+            order,
+            json!([{"kind": "buy", "count": 0}, {"kind": "drop", "id": "B7"}, {"kind": "sell"}, {"count": 1}]),
+        );
+        let got: Vec<(&str, &str)> = found.iter().map(|f| (f.pointer.as_str(), f.rule)).collect();
+        assert_eq!(
+            got,
+            [
+                ("/0/count", "constraint"),
+                ("/1/id", "constraint"),
+                ("/2/kind", "enum"),
+                ("/3/kind", "required")
+            ]
+        );
+        assert_eq!(found[2].expected, "one of [\"buy\", \"drop\"]");
+        assert_eq!(found[1].expected, "matches ^A[0-9]+$");
     }
 }
