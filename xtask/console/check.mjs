@@ -9,10 +9,14 @@
 //    fail with the scripted code, and only the next one;
 // 4. Reset asks first: declined, the state is kept; accepted, it is emptied;
 // 5. every control is labelled and reachable by keyboard, the page logs no error, and no
-//    request leaves the simulator's origin.
+//    request leaves the simulator's origin;
+// 6. a conformance proxy in front of the simulator (`licensing-sim proxy`) shows, on its
+//    own console page, the deviation a patch fault made of an SDK call through it: its
+//    operation, pointer, rule and exact request and reply, credentials redacted; again
+//    with no error and no request leaving the proxy's origin.
 //
 // Saves a screenshot of the journal. Usage: node check.mjs CONFIG.json
-// (CONFIG: {browser, url, cli, configDir, screenshot})
+// (CONFIG: {browser, url, proxyUrl, cli, configDir, screenshot})
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 
@@ -38,8 +42,12 @@ const sdkEnv = {
 
 /** One SDK call through the command line: its exit status and output. */
 function sdk(...args) {
+  return sdkAt(sdkEnv, ...args);
+}
+
+function sdkAt(env, ...args) {
   try {
-    const out = execFileSync(config.cli, args, { env: sdkEnv, encoding: "utf8", stdio: "pipe" });
+    const out = execFileSync(config.cli, args, { env, encoding: "utf8", stdio: "pipe" });
     return { ok: true, out };
   } catch (error) {
     return { ok: false, out: `${error.stdout}${error.stderr}` };
@@ -176,6 +184,54 @@ try {
   check(await page.evaluate(() => document.activeElement?.textContent === "Skip to content"), "the first Tab reaches the skip link");
   check(errors.length === 0, `no console errors ${errors.join(" | ")}`);
   check(foreign.length === 0, `no request left ${origin} ${foreign.join(" ")}`);
+
+  // 6. The proxy's console: the deviation of a call through it.
+  const proxyOrigin = new URL(config.proxyUrl).origin;
+  const rule = await fetch(`${config.url}/__sandbox/v1/faults`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      operation: "allocateShellNums",
+      times: 1,
+      fault: { kind: "patch", patch: [{ op: "replace", path: "/code", value: "99999" }] },
+    }),
+  });
+  check(rule.ok, `a patch fault on the simulator (HTTP ${rule.status})`);
+  const viaProxy = { ...sdkEnv, LICENSING_ORDER_URL: config.proxyUrl, LICENSING_MEMBER_URL: config.proxyUrl };
+  const patched = sdkAt(viaProxy, "order", "allocate-shell-nums", "--size", "1");
+  check(!patched.ok && patched.out.includes("99999"), `the SDK call through the proxy gets the patched code (${patched.out.trim().split("\n")[0]})`);
+  const proxyContext = await browser.newContext();
+  const proxyPage = await proxyContext.newPage();
+  const proxyErrors = [];
+  const proxyForeign = [];
+  proxyPage.on("console", (message) => {
+    if (message.type() === "error") proxyErrors.push(message.text());
+  });
+  proxyPage.on("pageerror", (error) => proxyErrors.push(error.message));
+  await proxyContext.route("**/*", (route) => {
+    const url = route.request().url();
+    if (new URL(url).origin !== proxyOrigin) {
+      proxyForeign.push(url);
+      return route.abort();
+    }
+    return route.continue();
+  });
+  await proxyPage.goto(`${config.proxyUrl}/__sandbox/`);
+  check(new URL(proxyPage.url()).pathname === "/__sandbox/conformance", `the proxy's console opens on its Conformance page (${proxyPage.url()})`);
+  const section = proxyPage.getByRole("region", { name: "Deviations of allocateShellNums" });
+  check(await section.isVisible(), "the deviation is listed under its operation");
+  const item = section.locator("li").first();
+  const summary = (await item.locator("summary").textContent()).replace(/\s+/g, " ");
+  check(summary.includes("reply /code undocumented-code") && summary.includes('got "99999"'), `with its pointer and rule: ${summary.trim()}`);
+  await item.locator("summary").focus();
+  await proxyPage.keyboard.press("Enter");
+  const pair = await item.locator(".exchange").innerText();
+  check(pair.includes(`POST ${proxyOrigin}/order/api/order/v1/`) && pair.includes('"code": "99999"'), "its exact request and reply");
+  check(pair.includes("[REDACTED]") && !pair.includes("sim-app-token"), "credentials redacted");
+  check((await proxyPage.getByRole("navigation").getByRole("link").count()) === 1, "the proxy offers the Conformance page only");
+  check(proxyErrors.length === 0, `no console errors on the proxy's page ${proxyErrors.join(" | ")}`);
+  check(proxyForeign.length === 0, `no request left ${proxyOrigin} ${proxyForeign.join(" ")}`);
+  await proxyContext.close();
 } finally {
   await browser.close();
 }

@@ -571,14 +571,24 @@ impl Simulator {
     /// the environment (fault rates, latency, seed, …) are not passed on.
     pub(crate) fn start(exe: &Path, args: &[&str], log: &Path) -> Result<Simulator> {
         let mut command = Command::new(exe);
+        command.args(["--addr", "127.0.0.1:0"]).args(args);
+        Self::spawn(command, exe, log)
+    }
+
+    /// Starts `exe` as a conformance proxy in front of `upstream`, on a free loopback port.
+    pub(crate) fn proxy(exe: &Path, upstream: &str, log: &Path) -> Result<Simulator> {
+        let mut command = Command::new(exe);
+        command.args(["proxy", "--upstream", upstream, "--addr", "127.0.0.1:0"]);
+        Self::spawn(command, exe, log)
+    }
+
+    fn spawn(mut command: Command, exe: &Path, log: &Path) -> Result<Simulator> {
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("LICENSING_SIM_") {
                 command.env_remove(name);
             }
         }
         let mut child = command
-            .args(["--addr", "127.0.0.1:0"])
-            .args(args)
             .stdout(Stdio::piped())
             .stderr(fs::File::create(log)?)
             .spawn()

@@ -4,7 +4,8 @@
 //! loopback port, with SDK calls made by the `licensing` command line. What it checks is
 //! listed at the top of `check.mjs`. The journal's screenshot goes to
 //! `<target>/console/journal.png`, and with `--save-screenshot` to
-//! `sim/docs/console-journal.png` (the README's).
+//! `sim/docs/console-journal.png` (the README's). A `licensing-sim proxy` in front of that
+//! simulator serves the Conformance page the check's last step opens.
 
 use std::fs;
 use std::path::Path;
@@ -56,6 +57,7 @@ pub fn run(root: &Path, save_screenshot: bool) -> Result<()> {
         browser_version(&browser)
     );
     let simulator = Simulator::start(&sim, &["--seed", "demo"], &out.join("licensing-sim.log"))?;
+    let proxy = Simulator::proxy(&sim, &simulator.url, &out.join("licensing-sim-proxy.log"))?;
     let config_dir = out.join("cli-config");
     fs::create_dir_all(&config_dir)?;
     let screenshot = out.join("journal.png");
@@ -65,6 +67,7 @@ pub fn run(root: &Path, save_screenshot: bool) -> Result<()> {
         serde_json::to_string_pretty(&json!({
             "browser": browser,
             "url": simulator.url,
+            "proxyUrl": proxy.url,
             "cli": cli,
             "configDir": config_dir,
             "screenshot": screenshot,
@@ -76,6 +79,7 @@ pub fn run(root: &Path, save_screenshot: bool) -> Result<()> {
             .arg(&config)
             .current_dir(&tools),
     )?;
+    drop(proxy);
     drop(simulator);
     done(t);
     if save_screenshot {

@@ -53,7 +53,7 @@ fn cut(mut text: String) -> String {
 /// A pointer segment with `~` and `/` escaped (RFC 6901); borrowed when there is none,
 /// as for every name the documents use (a check builds one per field it walks).
 pub(crate) fn segment(name: &str) -> Cow<'_, str> {
-    if name.contains(['~', '/']) {
+    if memchr::memchr2(b'~', b'/', name.as_bytes()).is_some() {
         Cow::Owned(name.replace('~', "~0").replace('/', "~1"))
     } else {
         Cow::Borrowed(name)
