@@ -1,24 +1,31 @@
-//! The upstream client: hyper's own, over one pool of keep-alive connections, with the
-//! SDK's transport settings: trusted CAs (the system's and the CA files), a connect
-//! timeout, a timeout on the whole reply, a cap on the reply body, no redirects followed
-//! (credentials never follow one to another origin), no proxy from the environment.
+//! The upstream client: HTTP/1.1 over a pool of keep-alive connections, each driven by
+//! the exchange that uses it (no task per connection, so a request and its reply do not
+//! hop between tasks and threads), with the SDK's transport settings: trusted CAs (the
+//! system's and the CA files), a connect timeout, a timeout on the whole reply, a cap on
+//! the reply body, no redirects followed (credentials never follow one to another
+//! origin), no proxy from the environment.
 
-use std::{path::PathBuf, sync::Arc, time::Duration};
+use std::{
+    future::Future,
+    path::PathBuf,
+    pin::Pin,
+    sync::{Arc, Mutex, PoisonError},
+    task::Poll,
+    time::{Duration, Instant},
+};
 
 use axum::{
     body::Bytes,
     http::{
-        HeaderMap, Method, StatusCode, Uri, header,
+        HeaderMap, HeaderValue, Method, StatusCode, Uri, header,
         uri::{Authority, PathAndQuery, Scheme},
     },
 };
 use http_body_util::{BodyExt, Full};
-use hyper_rustls::HttpsConnector;
-use hyper_util::{
-    client::legacy::{Client, connect::HttpConnector},
-    rt::{TokioExecutor, TokioTimer},
-};
-use rustls::pki_types::{CertificateDer, pem::PemObject};
+use hyper::client::conn::http1;
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::{CertificateDer, ServerName, pem::PemObject};
+use tokio::io::{AsyncRead, AsyncWrite};
 
 /// Idle upstream connections kept for reuse; more may be open at once (one per exchange
 /// in flight, bounded by the client side's connection cap), but are closed when done.
@@ -31,13 +38,60 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// it is told.
 pub(crate) struct Failed(pub StatusCode, pub String);
 
+/// A byte stream to the upstream: TCP, or TLS over it.
+trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
+
+type Io = TokioIo<Box<dyn Stream>>;
+
+/// One upstream connection: where requests are sent, and the connection itself, which
+/// whoever sends on it polls until the exchange is done.
+struct Conn {
+    sender: http1::SendRequest<Full<Bytes>>,
+    io: Pin<Box<http1::Connection<Io, Full<Bytes>>>>,
+    /// The connection has ended (closed by either side, or failed).
+    ended: bool,
+    idle_since: Instant,
+}
+
+impl Conn {
+    /// Runs `work` while driving the connection, until `work` is done; `None` when the
+    /// connection ended and left `work` unsettled.
+    async fn drive<T>(&mut self, work: impl Future<Output = T>) -> Option<T> {
+        let mut work = std::pin::pin!(work);
+        let (io, ended) = (&mut self.io, &mut self.ended);
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(out) = work.as_mut().poll(cx) {
+                return Poll::Ready(Some(out));
+            }
+            if *ended {
+                return Poll::Ready(None);
+            }
+            if io.as_mut().poll(cx).is_ready() {
+                *ended = true;
+                // The connection's end settles `work` (its request fails): polled once
+                // more for that.
+                cx.waker().wake_by_ref();
+            }
+            Poll::Pending
+        })
+        .await
+    }
+}
+
 /// Where exchanges are forwarded, and how.
 pub(crate) struct Upstream {
-    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     scheme: Scheme,
     authority: Authority,
+    host: String,
+    port: u16,
+    /// `Host` as sent upstream.
+    host_header: HeaderValue,
     /// The upstream URL's path, without a trailing `/`: a prefix of every request's.
     base: String,
+    tls: Option<(tokio_rustls::TlsConnector, ServerName<'static>)>,
+    idle: Mutex<Vec<Conn>>,
+    connect_timeout: Duration,
     timeout: Duration,
     max_reply_bytes: u64,
 }
@@ -53,32 +107,37 @@ impl Upstream {
     ) -> Result<Self, String> {
         let bad_url = || format!("--upstream: `{url}` is not an absolute http(s) URL");
         let scheme = Scheme::try_from(url.scheme()).map_err(|_| bad_url())?;
-        let host = url.host_str().ok_or_else(bad_url)?;
+        let host = url.host_str().ok_or_else(bad_url)?.to_string();
+        let port = url.port_or_known_default().ok_or_else(bad_url)?;
         let authority = match url.port() {
             Some(port) => format!("{host}:{port}"),
-            None => host.to_string(),
+            None => host.clone(),
         };
+        let host_header = HeaderValue::from_str(&authority).map_err(|_| bad_url())?;
         let authority = Authority::try_from(authority).map_err(|_| bad_url())?;
-        let tls = tls_config(ca_files)?;
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        http.set_connect_timeout(Some(connect_timeout));
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(IDLE_TIMEOUT)
-            .pool_max_idle_per_host(MAX_IDLE)
-            .build(connector);
+        let tls = match url.scheme() {
+            "https" => {
+                let name = host.trim_start_matches('[').trim_end_matches(']');
+                let name = ServerName::try_from(name.to_string()).map_err(|_| bad_url())?;
+                let config = Arc::new(tls_config(ca_files)?);
+                Some((tokio_rustls::TlsConnector::from(config), name))
+            }
+            _ => {
+                // Read anyway: a CA file that cannot be used is an error either way.
+                tls_config(ca_files)?;
+                None
+            }
+        };
         Ok(Self {
-            client,
             scheme,
             authority,
+            host,
+            port,
+            host_header,
             base: url.path().trim_end_matches('/').to_string(),
+            tls,
+            idle: Mutex::new(Vec::new()),
+            connect_timeout,
             timeout,
             max_reply_bytes,
         })
@@ -95,7 +154,7 @@ impl Upstream {
         &self,
         method: &Method,
         target: Option<&PathAndQuery>,
-        headers: HeaderMap,
+        mut headers: HeaderMap,
         body: Option<Bytes>,
     ) -> Result<(StatusCode, HeaderMap, Bytes), Failed> {
         let target = target.map_or("/", PathAndQuery::as_str);
@@ -105,23 +164,15 @@ impl Upstream {
             PathAndQuery::try_from(format!("{}{target}", self.base))
         }
         .map_err(|_| Failed(StatusCode::BAD_REQUEST, "an invalid request target".into()))?;
-        let uri = Uri::builder()
-            .scheme(self.scheme.clone())
-            .authority(self.authority.clone())
-            .path_and_query(path_and_query)
-            .build()
-            .map_err(|_| Failed(StatusCode::BAD_REQUEST, "an invalid request target".into()))?;
-        let mut request = hyper::Request::new(Full::new(body.clone().unwrap_or_default()));
-        *request.method_mut() = method.clone();
-        *request.uri_mut() = uri;
-        *request.headers_mut() = headers;
+        headers.insert(header::HOST, self.host_header.clone());
         // A request sent without a body (a GET) goes on without one, not with an empty one.
-        if body.is_some() {
-            let length = body.as_ref().map_or(0, Bytes::len);
-            request
-                .headers_mut()
-                .insert(header::CONTENT_LENGTH, length.into());
+        if let Some(body) = &body {
+            headers.insert(header::CONTENT_LENGTH, body.len().into());
         }
+        let mut request = hyper::Request::new(Full::new(body.unwrap_or_default()));
+        *request.method_mut() = method.clone();
+        *request.uri_mut() = Uri::from(path_and_query);
+        *request.headers_mut() = headers;
         match tokio::time::timeout(self.timeout, self.exchange(request)).await {
             Ok(result) => result,
             Err(_) => Err(Failed(
@@ -134,17 +185,85 @@ impl Upstream {
         }
     }
 
+    /// An idle connection still open, or a new one; and whether it was reused.
+    async fn checkout(&self) -> Result<(Conn, bool), Failed> {
+        loop {
+            let idle = self
+                .idle
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .pop();
+            let Some(mut conn) = idle else {
+                return Ok((self.connect().await?, false));
+            };
+            if conn.idle_since.elapsed() > IDLE_TIMEOUT {
+                continue;
+            }
+            // Polling the connection notices that the upstream closed it meanwhile.
+            let (sender, ended) = (&mut conn.sender, conn.ended);
+            if !ended && conn_ready(&mut conn.io, sender).await {
+                return Ok((conn, true));
+            }
+        }
+    }
+
+    async fn connect(&self) -> Result<Conn, Failed> {
+        let connect = async {
+            let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port))
+                .await
+                .map_err(|e| unreachable(&e))?;
+            let _ = tcp.set_nodelay(true);
+            let stream: Box<dyn Stream> = match &self.tls {
+                Some((tls, name)) => Box::new(
+                    tls.connect(name.clone(), tcp)
+                        .await
+                        .map_err(|e| unreachable(&e))?,
+                ),
+                None => Box::new(tcp),
+            };
+            Ok(stream)
+        };
+        let stream = match tokio::time::timeout(self.connect_timeout, connect).await {
+            Ok(stream) => stream?,
+            Err(_) => {
+                return Err(Failed(
+                    StatusCode::BAD_GATEWAY,
+                    format!(
+                        "the upstream cannot be reached: not connected within {:?} \
+                         (--connect-timeout-secs)",
+                        self.connect_timeout
+                    ),
+                ));
+            }
+        };
+        let (sender, io) = http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| unreachable(&e))?;
+        Ok(Conn {
+            sender,
+            io: Box::pin(io),
+            ended: false,
+            idle_since: Instant::now(),
+        })
+    }
+
     async fn exchange(
         &self,
-        request: hyper::Request<Full<Bytes>>,
+        mut request: hyper::Request<Full<Bytes>>,
     ) -> Result<(StatusCode, HeaderMap, Bytes), Failed> {
-        let reply = self.client.request(request).await.map_err(|e| {
-            let mut failed = unreachable(&e);
-            if e.is_connect() && failed.1.contains("timed out") {
-                failed.1.push_str(" (--connect-timeout-secs)");
+        let (mut conn, reply) = loop {
+            let (mut conn, reused) = self.checkout().await?;
+            let sent = conn.sender.try_send_request(request);
+            match conn.drive(sent).await.ok_or_else(closed)? {
+                Ok(reply) => break (conn, reply),
+                Err(mut e) => match e.take_message() {
+                    // Never sent: a reused connection the upstream had closed. Tried
+                    // again on another; a request that was sent is never sent twice.
+                    Some(unsent) if reused => request = unsent,
+                    _ => return Err(unreachable(e.error())),
+                },
             }
-            failed
-        })?;
+        };
         let too_large = || {
             Failed(
                 StatusCode::BAD_GATEWAY,
@@ -168,7 +287,7 @@ impl Upstream {
         let mut first: Option<Bytes> = None;
         let mut joined: Vec<u8> = Vec::new();
         let mut len = 0u64;
-        while let Some(frame) = body.frame().await {
+        while let Some(frame) = conn.drive(body.frame()).await.ok_or_else(closed)? {
             let frame = frame.map_err(|e| unreachable(&e))?;
             let Ok(data) = frame.into_data() else {
                 continue;
@@ -187,8 +306,48 @@ impl Upstream {
             }
         }
         let bytes = first.unwrap_or_else(|| joined.into());
+        self.checkin(conn).await;
         Ok((head.status, head.headers, bytes))
     }
+
+    /// Keeps a connection whose exchange is done for the next one, if it is still open
+    /// and there is room.
+    async fn checkin(&self, mut conn: Conn) {
+        let (sender, ended) = (&mut conn.sender, conn.ended);
+        if ended || !conn_ready(&mut conn.io, sender).await {
+            return;
+        }
+        conn.idle_since = Instant::now();
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < MAX_IDLE {
+            idle.push(conn);
+        }
+    }
+}
+
+/// Whether a connection takes a new request now, driving it first so that it notices
+/// what happened while it sat idle (the upstream closing it), and without waiting on the
+/// network: an open idle connection says so at once.
+async fn conn_ready(
+    io: &mut Pin<Box<http1::Connection<Io, Full<Bytes>>>>,
+    sender: &mut http1::SendRequest<Full<Bytes>>,
+) -> bool {
+    std::future::poll_fn(|cx| {
+        if io.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(false);
+        }
+        Poll::Ready(matches!(sender.poll_ready(cx), Poll::Ready(Ok(()))))
+    })
+    .await
+}
+
+/// The upstream closed the connection in the middle of an exchange.
+fn closed() -> Failed {
+    Failed(
+        StatusCode::BAD_GATEWAY,
+        "the upstream cannot be reached: it closed the connection before its reply was complete"
+            .into(),
+    )
 }
 
 /// An upstream failure as the client is told it: the error and its causes, never the

@@ -299,3 +299,43 @@ async fn the_client_side_has_the_simulators_bounds() {
         .into_inner();
     assert!(journal.entries.is_empty(), "the upstream never saw it");
 }
+
+#[tokio::test]
+async fn one_upstream_connection_is_kept_and_one_the_upstream_closed_is_replaced() {
+    let sim = licensing_sim::Simulator::builder()
+        .idle_timeout(std::time::Duration::from_millis(300))
+        .start()
+        .await
+        .unwrap();
+    let proxy = licensing_sim::proxy::Proxy::builder(&sim.url())
+        .start()
+        .await
+        .unwrap();
+    let http = reqwest::Client::new();
+    let base = proxy.url();
+    let allocate = || {
+        support::call(
+            &http,
+            &base,
+            "allocateShellNums",
+            &[],
+            &[],
+            Some(json!({"size": 1})),
+        )
+    };
+    for _ in 0..20 {
+        let r = allocate().await;
+        assert_eq!((r.status, r.deviations), (200, 0), "{r:?}");
+    }
+    assert_eq!(
+        sim.stats().connections,
+        1,
+        "twenty calls, one after another, over one upstream connection"
+    );
+    // The upstream closes the idle connection; the next call goes over a new one, once.
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    assert_eq!(sim.stats().connections, 0);
+    let r = allocate().await;
+    assert_eq!((r.status, r.deviations), (200, 0), "{r:?}");
+    assert_eq!(sim.stats().connections, 1);
+}
