@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::{
     contract::{Contract, In, Matched, OpContract},
+    fast::{self, Code},
     schema::{self, Finding, Walker},
 };
 
@@ -140,6 +141,24 @@ pub(crate) fn request(
 /// Where a credential's header is, as a pointer.
 fn header_at(credential: &super::contract::Credential) -> String {
     format!("/headers/{}", schema::segment(&credential.header))
+}
+
+/// Whether a reply departs from nothing, settled without building its JSON tree, and its
+/// `code`; `None` when [`reply`] must decide (and find what departs).
+pub(crate) fn reply_clean(
+    contract: &Contract,
+    op: &OpContract,
+    status: u16,
+    body: &[u8],
+) -> Option<Code> {
+    let schema = (*op.replies.get(&status)?)?;
+    let code = fast::clean_object(&contract.schemas, schema, body)?;
+    match &code {
+        Code::Text(text) if !op.op.documents(text) => None,
+        Code::Other => None,
+        Code::Zero if status == 299 => None,
+        _ => Some(code),
+    }
 }
 
 /// The reply's departures from its operation's documents; `parsed` is `body` as JSON, when

@@ -23,6 +23,7 @@ use super::{
     DEVIATIONS_HEADER, EXCHANGE_HEADER,
     check::{self, Deviation, Direction},
     contract::Contract,
+    fast::Code,
     har::{self, Exchange, Outcome, Recording},
     schema::Finding,
     upstream::{Failed, Upstream},
@@ -233,25 +234,39 @@ async fn exchange(shared: &Shared, parts: Parts, body: ReadBody) -> Response<Bod
             (Vec::new(), Outcome::ProxyError, Err(response))
         }
         Ok((status, headers, reply_body)) => {
-            // Parsed once, for the checks and the outcome.
-            let parsed: Option<Value> = serde_json::from_slice(&reply_body).ok();
-            let reply_found = match (&matched, checked) {
-                (Some(m), true) => check::reply(
-                    &shared.contract,
-                    m.contract,
-                    status.as_u16(),
-                    &reply_body,
-                    parsed.as_ref(),
-                ),
-                _ => Vec::new(),
+            // The common case first: a documented reply that departs from nothing, read
+            // without building its tree. Otherwise parsed once, for the checks and the
+            // outcome.
+            let clean = match (&matched, checked) {
+                (Some(m), true) => {
+                    check::reply_clean(&shared.contract, m.contract, status.as_u16(), &reply_body)
+                }
+                _ => None,
+            };
+            let (reply_found, business_error) = match clean {
+                Some(code) => (Vec::new(), matches!(code, Code::Text(_))),
+                None => {
+                    let parsed: Option<Value> = serde_json::from_slice(&reply_body).ok();
+                    let found = match (&matched, checked) {
+                        (Some(m), true) => check::reply(
+                            &shared.contract,
+                            m.contract,
+                            status.as_u16(),
+                            &reply_body,
+                            parsed.as_ref(),
+                        ),
+                        _ => Vec::new(),
+                    };
+                    let text = parsed
+                        .as_ref()
+                        .and_then(|v| v.get("code"))
+                        .is_some_and(Value::is_string);
+                    (found, text)
+                }
             };
             let outcome = if !reply_found.is_empty() || !request_found.is_empty() {
                 Outcome::Deviation
-            } else if parsed
-                .as_ref()
-                .and_then(|v| v.get("code"))
-                .is_some_and(Value::is_string)
-            {
+            } else if business_error {
                 Outcome::BusinessError
             } else {
                 Outcome::Ok

@@ -25,6 +25,7 @@ mod admin;
 mod check;
 mod compiled;
 mod contract;
+mod fast;
 mod forward;
 mod har;
 mod replay;

@@ -328,7 +328,7 @@ impl Index {
 }
 
 /// Enum members compare as JSON values, integers by value.
-fn same(a: &Value, b: &Value) -> bool {
+pub(super) fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         _ => a == b,
