@@ -17,10 +17,13 @@ use super::{
     hooks::{AdminRequest, AdminRoute, Pages, Unauthorized},
 };
 
+/// The routes of one path: each method's handler and checks.
+type Methods = Vec<(Method, AdminRoute, Guard)>;
+
 /// Admin pages on their own router, behind `access`.
 pub(crate) struct PageServer {
     access: AdminAccess,
-    paths: matchit::Router<Vec<(Method, AdminRoute, Guard)>>,
+    paths: matchit::Router<Methods>,
     unauthorized: Unauthorized,
 }
 
@@ -34,7 +37,7 @@ impl PageServer {
     /// Serves `pages` behind `access`. Panics, naming the path, on a path the router
     /// cannot take.
     pub fn new(access: AdminAccess, pages: Pages) -> Self {
-        let mut by_path: Vec<(String, Vec<(Method, AdminRoute, Guard)>)> = Vec::new();
+        let mut by_path: Vec<(String, Methods)> = Vec::new();
         for page in pages.routes {
             let target = (page.route.method.clone(), page.route.clone(), page.guard);
             match by_path.iter_mut().find(|(p, _)| *p == page.route.path) {
