@@ -1071,6 +1071,9 @@ where
         }
     };
     match deadline {
+        // Without a subscriber that wants the span, entering and leaving it on every poll
+        // would be all it did.
+        None if span.is_disabled() => work.await,
         None => work.instrument(span).await,
         Some(deadline) => match tokio::time::timeout(deadline, work.instrument(span.clone())).await
         {
