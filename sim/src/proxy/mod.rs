@@ -240,6 +240,7 @@ impl ProxyBuilder {
                 loopback_port: addr.ip().is_loopback().then_some(addr.port()),
                 scheme,
                 allowed_hosts: self.allowed_hosts,
+                sessions: Arc::default(),
             },
             recorder,
             ids: forward::Ids::new(),
