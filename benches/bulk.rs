@@ -221,12 +221,20 @@ async fn self_check() {
             failed: 0
         }
     );
-    // Each batch is in the simulator's state once, named by its lines.
+    // Each order applied once, under the batch its line put it in: its asset holds one
+    // product, which the batch named by the line's number gave it.
     let state = sim.export_state();
-    let text = state.to_string();
-    for (first, last) in [(1, 10), (11, 20), (21, 30), (31, 40), (41, 45)] {
-        let id = format!("\"check-{first}-{last}\"");
-        assert_eq!(text.matches(&id).count(), 1, "batch {id} in {state}");
+    for (i, number) in numbers.iter().enumerate() {
+        let first = i / 10 * 10 + 1;
+        let batch = format!("check-{first}-{}", (first + 9).min(45));
+        let products = &state["state"]["assets"][number.to_string()]["products"];
+        let origins: Vec<&serde_json::Value> = products
+            .as_array()
+            .unwrap_or_else(|| panic!("asset {number} in the state: {products}"))
+            .iter()
+            .map(|p| &p["origin"]["channelOrderId"])
+            .collect();
+        assert_eq!(origins, [&serde_json::json!(batch)], "asset {number}");
     }
     println!("bulk self-check: 45 orders in 5 batches, each applied once");
 }

@@ -413,10 +413,7 @@ impl Batch {
 }
 
 /// What a batch's call came to.
-fn outcomes(
-    batch: Batch<Sent>,
-    result: Result<Vec<BatchOrderResultItem>, Error>,
-) -> Vec<Record> {
+fn outcomes(batch: Batch<Sent>, result: Result<Vec<BatchOrderResultItem>, Error>) -> Vec<Record> {
     let with_batch = |line: &Sent, outcome: &str| Record {
         channel_order_id: Some(batch.id.clone()),
         asset_nos: Some(line.asset_nos.clone()),

@@ -861,7 +861,7 @@ const BULK_ORDERS: usize = 10_000;
 const BULK_BATCH: usize = 500;
 const BULK_CONCURRENCY: usize = 4;
 /// Repetitions of the pair (each side once), each side first in every other one.
-const BULK_REPS: usize = 7;
+const BULK_REPS: usize = 9;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum BulkSide {
@@ -1657,7 +1657,7 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "The targets above stay on the project's generator, `bench-load`, for what oha does not do: it loads \
+            "\nThe targets above stay on the project's generator, `bench-load`, for what oha does not do: it loads \
              the simulator and the bare server in alternating {SLICE_MS} ms slices from one process, so the two \
              rates in a ratio are measured in the same second of a shared machine; oha measures one server per \
              run, seconds apart from the other's. Each server's req/s and latencies are measured by both."
