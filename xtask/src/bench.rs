@@ -1660,7 +1660,9 @@ impl Report {
             "\nThe targets above stay on the project's generator, `bench-load`, for what oha does not do: it loads \
              the simulator and the bare server in alternating {SLICE_MS} ms slices from one process, so the two \
              rates in a ratio are measured in the same second of a shared machine; oha measures one server per \
-             run, seconds apart from the other's. Each server's req/s and latencies are measured by both."
+             run, seconds apart from the other's. Whether that makes its ratios steadier is for the ranges \
+             above to show: where oha's are as narrow, its figures serve as well. Each server's req/s and \
+             latencies are measured by both."
         );
         self.sections.push(s);
     }
