@@ -8,8 +8,9 @@
 //!   the component schema that describes them, plus the list of constraints that the
 //!   committed invalid samples must cover. `.ci/schemas.sh` feeds them to other languages'
 //!   validators and code generators.
-//! * `bench [--quick] [--build-cost] [--smoke]`: every benchmark comparison in one run,
-//!   written to `BENCHMARKS.md` (see `bench.rs`); `--smoke` only checks the set-up.
+//! * `bench [--quick] [--build-cost] [--partner-build] [--smoke]`: every benchmark
+//!   comparison in one run, written to `BENCHMARKS.md` (see `bench.rs`); `--smoke` only
+//!   checks the set-up.
 //! * `clients [--test]`: TypeScript and Python clients generated from `spec/*.yaml` into
 //!   the target directory; `--test` runs a scenario in each language against
 //!   `licensing-sim` (see `clients.rs` and `xtask/clients/README.md`).
@@ -75,9 +76,13 @@ enum Command {
         #[arg(long)]
         build_cost: bool,
         /// Only check the set-up: debug builds, every path once at its smallest size, no
-        /// Prism, no timing, nothing written.
+        /// Prism, no oha, no timing, nothing written.
         #[arg(long)]
         smoke: bool,
+        /// Also measure a partner's first build (what `partner-build` does) in this run:
+        /// two cold builds, minutes on two cores.
+        #[arg(long, conflicts_with = "smoke")]
+        partner_build: bool,
     },
     /// Generate the TypeScript and Python clients of spec/*.yaml into the target directory.
     Clients {
@@ -114,12 +119,14 @@ fn main() -> ExitCode {
             quick,
             build_cost,
             smoke,
+            partner_build,
         } => bench::run(
             &root,
             &bench::Options {
                 quick,
                 build_cost,
                 smoke,
+                partner_build,
             },
         )
         .map(|()| true),
