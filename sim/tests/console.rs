@@ -312,6 +312,9 @@ async fn on_loopback_the_pages_keep_the_admin_api_host_rule() {
             .unwrap()
             .contains("script-src 'self'")
     );
+    // Firefox sends `Origin: null` with a page's own POSTs under `no-referrer`, which the
+    // admin checks refuse; `same-origin` keeps the origin for the simulator alone.
+    assert_eq!(page.headers[header::REFERRER_POLICY], "same-origin");
     let rebound = format!("evil.example:{port}");
     for path in ["/__sandbox/", "/__sandbox/state", "/__sandbox/console.js"] {
         let answer = send(&base, Method::GET, path, &[("host", &rebound)], None).await;
