@@ -255,7 +255,7 @@ try:
     check(driver.find_elements(By.XPATH, "//td[normalize-space()='Acme Robotics']"),
           "the state page lists the demo enterprise")
     driver.find_element(By.ID, "reset").click()
-    question = answer(accept=False)
+    answer(accept=False)
     wait().until(lambda d: d.find_element(By.ID, "status").text == "Nothing was changed.")
     check(len(admin_state()["enterprises"]) == 1, "declined: the state is kept")
     leave_page()  # the accepted reset reloads the page
