@@ -570,12 +570,24 @@ impl Simulator {
     /// Starts `exe` with `args`, its defaults otherwise: the `LICENSING_SIM_*` variables of
     /// the environment (fault rates, latency, seed, …) are not passed on.
     pub(crate) fn start(exe: &Path, args: &[&str], log: &Path) -> Result<Simulator> {
+        Self::start_with(exe, args, &[], log)
+    }
+
+    /// As [`Simulator::start`], with `env` set for it (a secret such as the admin token,
+    /// kept out of its command line).
+    pub(crate) fn start_with(
+        exe: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        log: &Path,
+    ) -> Result<Simulator> {
         let mut command = Command::new(exe);
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("LICENSING_SIM_") {
                 command.env_remove(name);
             }
         }
+        command.envs(env.iter().copied());
         let mut child = command
             .args(["--addr", "127.0.0.1:0"])
             .args(args)
