@@ -431,6 +431,22 @@ impl SimulatorBuilder {
         self
     }
 
+    /// How many bytes of replies built and not yet handed to their connection may be held
+    /// at once, across all connections (default
+    /// [`DEFAULT_REPLY_BUDGET`](crate::DEFAULT_REPLY_BUDGET), 64 MiB). A reply is counted
+    /// from when it is built until its last piece is handed over, or its stream or
+    /// connection is closed. One that does not fit first makes room by closing connections
+    /// whose every reply has waited on its client for a second (see
+    /// [`write_timeout`](Self::write_timeout)); then a reply over 64 KiB to an admin `GET`
+    /// (journal, state export) is answered `503` with `Retry-After: 1`, and any other is
+    /// sent over the budget (an operation's reply: the operation has run). A reply larger
+    /// than the whole budget is sent when other replies hold at most 1/64 of it, so one
+    /// export of any size works on a server otherwise idle.
+    pub fn reply_budget(mut self, bytes: usize) -> Self {
+        self.limits.reply_budget = bytes.max(1);
+        self
+    }
+
     /// Where the console's Conformance page reads a conformance proxy's findings from
     /// (default none: the page says the proxy is not running).
     pub fn deviation_source(

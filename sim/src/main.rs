@@ -145,6 +145,11 @@ struct Args {
     #[arg(long, env = "LICENSING_SIM_BODY_BUDGET_MIB", default_value_t = sim::DEFAULT_BODY_BUDGET / MIB, value_parser = at_least_one)]
     body_budget_mib: usize,
 
+    /// MiB of replies built and not yet sent held at once, across all connections; a large
+    /// admin reply that does not fit is answered 503 with Retry-After.
+    #[arg(long, env = "LICENSING_SIM_REPLY_BUDGET_MIB", default_value_t = sim::DEFAULT_REPLY_BUDGET / MIB, value_parser = at_least_one)]
+    reply_budget_mib: usize,
+
     /// Latency added to every request, in milliseconds.
     #[arg(long, env = "LICENSING_SIM_LATENCY_MS", default_value_t = 0)]
     latency_ms: u64,
@@ -289,6 +294,7 @@ async fn main() -> ExitCode {
         .write_timeout(Duration::from_secs(args.write_timeout_secs))
         .max_connections(args.max_connections)
         .body_budget(args.body_budget_mib.saturating_mul(MIB))
+        .reply_budget(args.reply_budget_mib.saturating_mul(MIB))
         .faults(FaultSettings {
             latency: Duration::from_millis(args.latency_ms),
             rate_500: args.fault_500_rate,
