@@ -110,6 +110,11 @@ impl Activity {
             .map_or(soonest, |(at, _)| at.min(soonest))
     }
 
+    /// Whether no request is in progress.
+    pub(super) fn idle(&self) -> bool {
+        self.phase().in_flight == 0
+    }
+
     /// Starts the quiet period over (the TLS handshake is done).
     pub(super) fn restart(&self) {
         self.phase().quiet_since = Instant::now();
@@ -468,9 +473,10 @@ async fn drive<S, H: Handler>(
             }
             Event::Shutdown => break,
             Event::Changed => {
-                if activity.abandoned.load(Ordering::Relaxed) >= H2_MAX_ABANDONED {
+                let abandoned = activity.abandoned.load(Ordering::Relaxed);
+                if abandoned >= H2_MAX_ABANDONED || (abandoned > 0 && activity.idle()) {
                     server.timed_out.fetch_add(1, Ordering::Relaxed);
-                    tracing::debug!(%peer, "connection closed: its client read none of {H2_MAX_ABANDONED} replies within the write timeout");
+                    tracing::debug!(%peer, abandoned, "connection closed: its client read none of a reply within the write timeout");
                     break;
                 }
                 // Checked here, in the task that also runs HTTP/1 requests, so a request

@@ -53,7 +53,8 @@ impl StreamWatch {
 /// The executor of a connection's HTTP/2 streams (hyper runs each stream as a task of its
 /// own): it gives up a stream whose reply has waited on the client for the write timeout.
 /// Dropping the stream's task resets the stream (`RST_STREAM` with `CANCEL`) and frees
-/// its reply; past [`H2_MAX_ABANDONED`] such streams the connection is closed too.
+/// its reply; past [`H2_MAX_ABANDONED`] such streams, or when no other request of the
+/// connection is in progress, the connection is closed too.
 #[derive(Clone)]
 pub(super) struct Streams {
     pub(super) server: Arc<Server>,
@@ -106,7 +107,10 @@ where
                     given_up,
                     "HTTP/2 reply not read within the write timeout; stream reset"
                 );
-                if given_up == H2_MAX_ABANDONED {
+                // Its stream's request is over: a connection left with none in progress
+                // belongs to a client that does not read, and is closed now rather than
+                // at the idle timeout.
+                if given_up == H2_MAX_ABANDONED || activity.idle() {
                     activity.changed.notify_one();
                 }
             }

@@ -265,3 +265,35 @@ async fn an_http1_reply_never_read_is_given_up_at_the_write_timeout() {
     assert!(stats.connections_timed_out >= 1, "{stats:?}");
     drop(tcp);
 }
+
+/// A connection whose only request was a reply given up at the write timeout is closed
+/// then, not left open until the idle timeout (60 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_left_with_only_a_given_up_reply_is_closed() {
+    let pki = pki::Pki::new();
+    let write_timeout = Duration::from_secs(2);
+    let sim = Simulator::builder()
+        .tls(TlsConfig::from_pem(pki.cert.as_bytes(), pki.key.as_bytes()).unwrap())
+        .write_timeout(write_timeout)
+        .start()
+        .await
+        .unwrap();
+    let addr = sim.addr();
+    let (mut send, connection) = zero_window_client(addr, &pki.ca).await;
+    let _body = super::stalled_request(&mut send, addr).await;
+    let started = Instant::now();
+    let closed = tokio::time::timeout(write_timeout * 3, connection).await;
+    assert!(
+        closed.is_ok(),
+        "still open {:?} after the reply's head",
+        started.elapsed()
+    );
+    let stats = sim.stats();
+    assert_eq!(stats.replies_abandoned, 1, "{stats:?}");
+    assert_eq!(stats.connections_timed_out, 1, "{stats:?}");
+    eprintln!(
+        "closed {:?} after the reply's head; {stats:?}",
+        started.elapsed()
+    );
+    sim.shutdown().await.unwrap();
+}
