@@ -395,9 +395,11 @@ impl SimulatorBuilder {
     /// [`DEFAULT_WRITE_TIMEOUT`](crate::DEFAULT_WRITE_TIMEOUT), at least 1 ms). Over HTTP/2 a
     /// reply none of which the client lets through for this long (a zero flow-control
     /// window, or a client that does not read) is given up: its stream is reset and its
-    /// memory freed, and a connection with 4 replies given up is closed. A connection
-    /// whose every request in progress is such a reply, waiting for a second or more, may
-    /// be closed to make room like a quiet one.
+    /// memory freed; a connection with 4 replies given up, or with no other request in
+    /// progress, is closed. Over HTTP/1.1 a connection whose client has taken none of its
+    /// reply for this long is closed. A connection whose every request in progress is such
+    /// a reply, waiting for a second or more, may be closed to make room like a quiet one
+    /// (for a new connection, or for a reply, see [`reply_budget`](Self::reply_budget)).
     pub fn write_timeout(mut self, timeout: Duration) -> Self {
         self.limits.write_timeout = timeout.max(Duration::from_millis(1));
         self

@@ -131,7 +131,8 @@ struct Args {
     idle_timeout_secs: u64,
 
     /// Seconds a reply may wait on its client: an HTTP/2 reply the client's window or its
-    /// not reading keeps from being sent is given up (its stream reset).
+    /// not reading keeps from being sent is given up (its stream reset); an HTTP/1.1
+    /// connection whose client takes none of its reply is closed.
     #[arg(long, env = "LICENSING_SIM_WRITE_TIMEOUT_SECS", default_value_t = sim::DEFAULT_WRITE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     write_timeout_secs: u64,
 

@@ -13,8 +13,9 @@ use conn::Activity;
 pub(super) const SMALL_REPLY: usize = 64 * 1024;
 
 /// How long a refusable reply that does not fit waits for the room that closing
-/// connections whose replies wait on their clients gives back.
-const ROOM_WAIT: Duration = Duration::from_millis(500);
+/// connections whose replies wait on their clients gives back: as long as accepting
+/// waits for a slot (more than such a connection's [`CLOSE_GRACE`]).
+const ROOM_WAIT: Duration = EVICTION_WAIT;
 
 /// A reply too large to hold whole is admitted alone: when other replies hold no more
 /// than this share of the budget (1/64, 1 MiB of the default), so the services' small
@@ -181,6 +182,9 @@ impl ReplyLease {
     /// `bytes` of it have been handed to the connection.
     pub(super) fn release(&mut self, bytes: usize) {
         let bytes = bytes.min(self.bytes);
+        if bytes == 0 {
+            return;
+        }
         self.bytes -= bytes;
         self.server.reply_bytes.fetch_sub(bytes, Ordering::AcqRel);
         self.activity

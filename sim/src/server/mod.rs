@@ -11,11 +11,12 @@
 //! for either is answered with code `500` ("network exception, retry") through the
 //! operation's reply path (see [`BodyUnread`]).
 //!
-//! Over HTTP/2 the client's flow control can keep a reply from being sent at all. Such a
-//! reply *waits on the client*: once every request of a connection is one that has waited
-//! for a moment, the connection counts as quiet (for eviction), and a reply that waits
-//! for the write timeout is given up, its stream reset; a connection that has given up
-//! a few is closed.
+//! Over HTTP/2 the client's flow control can keep a reply from being sent at all, and over
+//! either protocol a client can stop reading. Such a reply *waits on the client*: once
+//! every request of a connection is one that has waited for a moment, the connection
+//! counts as quiet (for eviction), and a reply that waits for the write timeout is given
+//! up: over HTTP/2 its stream is reset (and a connection that has given up a few, or has
+//! nothing else in progress, is closed), over HTTP/1.1 its connection is closed.
 //!
 //! Replies are bounded as request bodies are: the bytes of replies built and not yet
 //! handed to their connection count against the reply budget (see [`budget`]).
@@ -135,8 +136,8 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a connection may stay open without a request after a reply unless configured
 /// otherwise.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long a reply may wait on its client (an HTTP/2 stream the client's flow-control
-/// window, or its not reading, keeps from being sent) unless configured otherwise.
+/// How long a reply may wait on its client (one the client's HTTP/2 flow-control window,
+/// or its not reading, keeps from being sent) unless configured otherwise.
 pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How many connections are open at most unless configured otherwise (lowered to fit the
 /// process's open-file limit).
