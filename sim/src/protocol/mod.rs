@@ -8,6 +8,7 @@ mod auth;
 mod gate;
 pub(crate) mod hooks;
 mod nonce;
+mod pieces;
 mod reply;
 pub(crate) mod session;
 
@@ -21,6 +22,7 @@ use axum::{
 
 pub(crate) use auth::Credentials;
 pub(crate) use nonce::NonceWindow;
+pub(crate) use pieces::json_body;
 pub(crate) use reply::Answer;
 
 use crate::ops::{self, Db, InvalidPath};
@@ -171,6 +173,20 @@ impl App {
                 Err(refused) => Some(self.page_refusal(parts, refused)),
             },
         }
+    }
+
+    /// Whether a large reply to this request may be refused for want of room in the
+    /// server's reply budget: a `GET` of the admin API or pages, which changes nothing, so
+    /// asking again is safe. An operation's reply never is: the operation has run.
+    pub fn reply_refusable(&self, parts: &Parts) -> bool {
+        (parts.method == Method::GET || parts.method == Method::HEAD)
+            && parts.uri.path().starts_with(&*self.admin_prefix)
+    }
+
+    /// The answer to a request whose reply the server had no room for: `503` with the
+    /// admin API's error shape.
+    pub fn reply_refused(cause: &str) -> Response {
+        admin_error(StatusCode::SERVICE_UNAVAILABLE, cause)
     }
 
     /// The answer to a page request the admin checks refused: a sign-in form when only
