@@ -238,7 +238,12 @@ async fn sdk_client_side(
         .url_mut()
         .query_pairs_mut()
         .append_pair("g_nonce", &licensing_sdk::runtime::nonce());
-    assert!(request.body().and_then(reqwest::Body::as_bytes).is_some());
+    // Sent with its exact length (`Content-Length`), in the chunks it was written to.
+    let body = request.body().expect("a body");
+    assert_eq!(
+        http_body::Body::size_hint(body).exact(),
+        Some(prepared.len())
+    );
     drop(request); // sent
     // The reply
     let response = http::Response::builder()

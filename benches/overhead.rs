@@ -6,8 +6,9 @@
 //! difference is what the SDK adds: hooks, validation, retries bookkeeping, the envelope
 //! step. Calls are interleaved, each side first in turn, so drift affects both alike. Each
 //! comparison runs over plain HTTP and over HTTPS (the server's certificate made at run
-//! time, both sides trusting its CA through one shared `reqwest` client). Prints one JSON
-//! object. Without `--bench` each comparison makes a few calls only (a smoke run).
+//! time, both sides trusting its CA through one shared `reqwest` client). The calls are
+//! also cut into consecutive blocks whose ratios give the spread of the ratio within the
+//! run. Prints one JSON object. Without `--bench` each comparison makes a few calls only (a smoke run).
 
 use std::time::{Duration, Instant};
 
@@ -16,7 +17,10 @@ use licensing_sdk::{DefaultCustomer, RetryPolicy, operations, order};
 use serde::{Deserialize, Serialize};
 
 const WARMUP: usize = 300;
-const ITERATIONS: usize = 3_000;
+const ITERATIONS: usize = 6_000;
+/// The measured calls are cut into this many consecutive blocks, and each block's ratio
+/// is taken on its own: their range is the ratio's spread within the run.
+const BLOCKS: usize = 20;
 /// Without `--bench` (a smoke run of `cargo xtask bench --smoke`): a few calls of each
 /// kind, to check the set-up, not to time it.
 const SMOKE_ITERATIONS: usize = 5;
@@ -220,9 +224,32 @@ async fn main() {
             .retry(RetryPolicy::default())
             .build()
             .unwrap();
+        if let Ok(which) = std::env::var("OVERHEAD_PROFILE") {
+            profile(&which, &http, &sdk, &base).await;
+            return;
+        }
         measure(&mut results, suffix, &http, &sdk, &base).await;
     }
     println!("{}", serde_json::Value::Object(results));
+}
+
+/// `OVERHEAD_PROFILE=sdk_get|hand_get|sdk_post|hand_post`: only that side's calls, plain
+/// HTTP, so a profiler (`valgrind --tool=callgrind`, `perf record`) sees one side alone;
+/// the difference between two sides' instruction counts is what the SDK adds.
+async fn profile(which: &str, http: &reqwest::Client, sdk: &order::Client, base: &str) {
+    let calls: usize = std::env::var("OVERHEAD_CALLS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1_000);
+    for _ in 0..calls {
+        match which {
+            "sdk_get" => assert_eq!(sdk_query(sdk).await.len(), 20),
+            "hand_get" => assert_eq!(hand_query(http, base).await.len(), 20),
+            "sdk_post" => assert_eq!(sdk_bind(sdk).await.channel_code, "CH01"),
+            "hand_post" => assert_eq!(hand_bind(http, base).await.channel_code, "CH01"),
+            other => panic!("OVERHEAD_PROFILE: unknown side {other}"),
+        }
+    }
 }
 
 async fn measure(
@@ -265,6 +292,18 @@ async fn measure(
                 hand.push(hand_time);
             }
         }
+        let block = (iterations / BLOCKS).max(1);
+        let (mut median_ratios, mut p99_ratios): (Vec<f64>, Vec<f64>) = ours
+            .chunks(block)
+            .zip(hand.chunks(block))
+            .map(|(o, h)| {
+                let ((om, op), (hm, hp)) = (summary(o.to_vec()), summary(h.to_vec()));
+                (om / hm, op / hp)
+            })
+            .unzip();
+        median_ratios.sort_by(f64::total_cmp);
+        p99_ratios.sort_by(f64::total_cmp);
+        let spread = |r: &[f64]| serde_json::json!([r[0], r[r.len() - 1]]);
         let (ours_median, ours_p99) = summary(ours);
         let (hand_median, hand_p99) = summary(hand);
         results.insert(
@@ -274,6 +313,9 @@ async fn measure(
                 "sdk_median_us": ours_median, "sdk_p99_us": ours_p99,
                 "hand_median_us": hand_median, "hand_p99_us": hand_p99,
                 "ratio_median": ours_median / hand_median, "ratio_p99": ours_p99 / hand_p99,
+                "blocks": median_ratios.len(),
+                "ratio_median_spread": spread(&median_ratios),
+                "ratio_p99_spread": spread(&p99_ratios),
             }),
         );
     }

@@ -162,19 +162,21 @@ fn read_orders(path: &Path, csv: bool) -> Result<(Vec<Line>, Vec<Record>), CliEr
         .map_err(|e| CliError::usage(format!("cannot read {}: {e}", path.display())))?;
     let mut lines = Vec::new();
     let mut invalid = Vec::new();
-    let mut add = |no: u64, value: Result<Value, (String, String)>| {
-        let checked = value.and_then(|v| {
-            let order: LicenseOrder = typed(v)?;
+    let mut add = |no: u64, order: Result<LicenseOrder, (String, String)>| {
+        let checked = order.and_then(|order| {
             // The batch's own rules, for this order alone: a line that breaks one is
-            // reported and kept out, instead of failing its whole batch.
-            BatchOrderRequest {
+            // reported and kept out, instead of failing its whole batch. The order is
+            // lent to the one-order batch and taken back (a copy per line costs as much
+            // as reading it).
+            let mut alone = BatchOrderRequest {
                 channel_code: String::new(),
                 channel_order_id: String::new(),
                 sync_mode: SyncMode::Sync,
-                order_list: vec![order.clone()],
-            }
-            .validate()
-            .map_err(|e| (e.field.replace("orderList[0].", ""), e.rule))?;
+                order_list: vec![order],
+            };
+            let checked = alone.validate();
+            let order = alone.order_list.pop().expect("the one order");
+            checked.map_err(|e| (e.field.replace("orderList[0].", ""), e.rule))?;
             Ok(order)
         });
         match checked {
@@ -210,19 +212,29 @@ fn read_orders(path: &Path, csv: bool) -> Result<(Vec<Line>, Vec<Record>), CliEr
         for record in reader.records() {
             let record = record.map_err(|e| CliError::usage(format!("{}: {e}", path.display())))?;
             let no = record.position().map_or(0, |p| p.line());
-            add(no, csv_order(&header, &record));
+            add(no, csv_order(&header, &record).and_then(typed));
         }
     } else {
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let value = serde_json::from_str::<Value>(line)
-                .map_err(|e| (String::new(), format!("not valid JSON: {e}")));
-            add(i as u64 + 1, value);
+            add(i as u64 + 1, json_order(line));
         }
     }
     Ok((lines, invalid))
+}
+
+/// A JSON Lines line as an order. A line that is an order is read straight into one;
+/// any other is read again through a JSON value, whose error names the line's fault
+/// (not valid JSON, or the field and what it must be) as it is reported.
+fn json_order(line: &str) -> Result<LicenseOrder, (String, String)> {
+    if let Ok(order) = serde_json::from_str(line) {
+        return Ok(order);
+    }
+    let value = serde_json::from_str::<Value>(line)
+        .map_err(|e| (String::new(), format!("not valid JSON: {e}")))?;
+    typed(value)
 }
 
 /// A CSV record as an order object: each cell read as its field's type says.
@@ -352,22 +364,59 @@ fn read_results(path: &Path) -> Result<BTreeMap<u64, Record>, CliError> {
 }
 
 /// One batch: its lines and its `channelOrderId`.
-struct Batch {
+struct Batch<L = Line> {
     id: String,
-    lines: Vec<Line>,
+    lines: Vec<L>,
+}
+
+/// What a line's outcome needs once its order has gone into a batch's request.
+struct Sent {
+    no: u64,
+    sequence: i32,
+    asset_nos: Vec<String>,
+}
+
+impl Batch {
+    /// The batch's request, the orders moved into it, and what stays to record outcomes.
+    fn send(self, settings: &Submit) -> (Batch<Sent>, BatchOrderRequest) {
+        let (sent, orders) = self
+            .lines
+            .into_iter()
+            .map(|line| {
+                let sent = Sent {
+                    no: line.no,
+                    sequence: line.order.sequence(),
+                    asset_nos: line
+                        .order
+                        .asset_entries()
+                        .iter()
+                        .flat_map(|e| e.asset_nos.iter().cloned())
+                        .collect(),
+                };
+                (sent, line.order)
+            })
+            .unzip();
+        let request = BatchOrderRequest {
+            channel_code: settings.channel_code.clone(),
+            channel_order_id: self.id.clone(),
+            sync_mode: settings.sync_mode.clone(),
+            order_list: orders,
+        };
+        (
+            Batch {
+                id: self.id,
+                lines: sent,
+            },
+            request,
+        )
+    }
 }
 
 /// What a batch's call came to.
-fn outcomes(batch: Batch, result: Result<Vec<BatchOrderResultItem>, Error>) -> Vec<Record> {
-    let with_batch = |line: &Line, outcome: &str| Record {
+fn outcomes(batch: Batch<Sent>, result: Result<Vec<BatchOrderResultItem>, Error>) -> Vec<Record> {
+    let with_batch = |line: &Sent, outcome: &str| Record {
         channel_order_id: Some(batch.id.clone()),
-        asset_nos: Some(
-            line.order
-                .asset_entries()
-                .iter()
-                .flat_map(|e| e.asset_nos.iter().cloned())
-                .collect(),
-        ),
+        asset_nos: Some(line.asset_nos.clone()),
         ..Record::new(line.no, outcome)
     };
     match result {
@@ -383,7 +432,7 @@ fn outcomes(batch: Batch, result: Result<Vec<BatchOrderResultItem>, Error>) -> V
                 .enumerate()
                 .map(|(i, line)| {
                     let item = if distinct {
-                        by_sequence.get(&line.order.sequence()).copied()
+                        by_sequence.get(&line.sequence).copied()
                     } else {
                         items.get(i)
                     };
@@ -580,12 +629,7 @@ async fn submit(
         while !stopping && in_flight.len() < settings.concurrency {
             let Some(batch) = pending.next() else { break };
             let client = client.clone();
-            let request = BatchOrderRequest {
-                channel_code: settings.channel_code.clone(),
-                channel_order_id: batch.id.clone(),
-                sync_mode: settings.sync_mode.clone(),
-                order_list: batch.lines.iter().map(|l| l.order.clone()).collect(),
-            };
+            let (batch, request) = batch.send(settings);
             let app_key = settings.app_key.clone();
             in_flight_lines.insert(batch.id.clone(), batch.lines.iter().map(|l| l.no).collect());
             in_flight.push(tokio::spawn(async move {

@@ -395,9 +395,11 @@ impl SimulatorBuilder {
     /// [`DEFAULT_WRITE_TIMEOUT`](crate::DEFAULT_WRITE_TIMEOUT), at least 1 ms). Over HTTP/2 a
     /// reply none of which the client lets through for this long (a zero flow-control
     /// window, or a client that does not read) is given up: its stream is reset and its
-    /// memory freed, and a connection with 4 replies given up is closed. A connection
-    /// whose every request in progress is such a reply, waiting for a second or more, may
-    /// be closed to make room like a quiet one.
+    /// memory freed; a connection with 4 replies given up, or with no other request in
+    /// progress, is closed. Over HTTP/1.1 a connection whose client has taken none of its
+    /// reply for this long is closed. A connection whose every request in progress is such
+    /// a reply, waiting for a second or more, may be closed to make room like a quiet one
+    /// (for a new connection, or for a reply, see [`reply_budget`](Self::reply_budget)).
     pub fn write_timeout(mut self, timeout: Duration) -> Self {
         self.limits.write_timeout = timeout.max(Duration::from_millis(1));
         self
@@ -428,6 +430,22 @@ impl SimulatorBuilder {
     /// (see the README's "Limits"), however many bodies arrive at once.
     pub fn body_budget(mut self, bytes: usize) -> Self {
         self.limits.body_budget = bytes;
+        self
+    }
+
+    /// How many bytes of replies built and not yet handed to their connection may be held
+    /// at once, across all connections (default
+    /// [`DEFAULT_REPLY_BUDGET`](crate::DEFAULT_REPLY_BUDGET), 64 MiB). A reply is counted
+    /// from when it is built until its last piece is handed over, or its stream or
+    /// connection is closed. One that does not fit first makes room by closing connections
+    /// whose every reply has waited on its client for a second (see
+    /// [`write_timeout`](Self::write_timeout)); then a reply over 64 KiB to an admin `GET`
+    /// (journal, state export) is answered `503` with `Retry-After: 1`, and any other is
+    /// sent over the budget (an operation's reply: the operation has run). A reply larger
+    /// than the whole budget is sent when other replies hold at most 1/64 of it, so one
+    /// export of any size works on a server otherwise idle.
+    pub fn reply_budget(mut self, bytes: usize) -> Self {
+        self.limits.reply_budget = bytes.max(1);
         self
     }
 

@@ -60,7 +60,8 @@ pub use sandbox::{
 };
 pub use server::{
     DEFAULT_BODY_BUDGET, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_CONNECTIONS, DEFAULT_WRITE_TIMEOUT, ServerStats, tls::TlsConfig,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_REPLY_BUDGET, DEFAULT_WRITE_TIMEOUT, ServerStats,
+    tls::TlsConfig,
 };
 pub use state::{ParseRegionError, Region, document::ImportError};
 pub use store::StateFileError;
@@ -141,8 +142,9 @@ impl Simulator {
     }
 
     /// What the server's limits have done so far: connections open, refused, evicted and
-    /// timed out, and the bytes of request bodies held now and at most
-    /// ([`SimulatorBuilder::body_budget`]).
+    /// timed out, the bytes of request bodies held now and at most
+    /// ([`SimulatorBuilder::body_budget`]), and those of replies
+    /// ([`SimulatorBuilder::reply_budget`]).
     pub fn stats(&self) -> ServerStats {
         self.server.stats()
     }

@@ -312,6 +312,9 @@ async fn on_loopback_the_pages_keep_the_admin_api_host_rule() {
             .unwrap()
             .contains("script-src 'self'")
     );
+    // Firefox sends `Origin: null` with a page's own POSTs under `no-referrer`, which the
+    // admin checks refuse; `same-origin` keeps the origin for the simulator alone.
+    assert_eq!(page.headers[header::REFERRER_POLICY], "same-origin");
     let rebound = format!("evil.example:{port}");
     for path in ["/__sandbox/", "/__sandbox/state", "/__sandbox/console.js"] {
         let answer = send(&base, Method::GET, path, &[("host", &rebound)], None).await;
@@ -364,4 +367,119 @@ async fn the_conformance_page_shows_a_proxy_s_deviations() {
         page.body
     );
     assert!(page.body.contains("/data/list/0/status"));
+}
+
+/// The admin spec (`spec/sandbox.yaml`), as YAML.
+fn admin_spec() -> serde_norway::Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/spec/sandbox.yaml");
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[tokio::test]
+async fn the_admin_spec_documents_the_session_and_its_anti_forgery_403() {
+    let spec = admin_spec();
+    let schemes = &spec["components"]["securitySchemes"];
+    let session = &schemes["adminSession"];
+    let forgery = &schemes["sessionAntiForgery"];
+    assert_eq!(
+        (session["type"].as_str(), session["in"].as_str()),
+        (Some("apiKey"), Some("cookie"))
+    );
+    assert_eq!(
+        (forgery["type"].as_str(), forgery["in"].as_str()),
+        (Some("apiKey"), Some("header"))
+    );
+    let requirements: Vec<Vec<&str>> = spec["security"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let mut names: Vec<&str> = r
+                .as_mapping()
+                .unwrap()
+                .keys()
+                .map(|k| k.as_str().unwrap())
+                .collect();
+            names.sort_unstable();
+            names
+        })
+        .collect();
+    assert!(requirements.contains(&vec!["adminSession"]), "reads");
+    assert!(
+        requirements.contains(&vec!["adminSession", "sessionAntiForgery"]),
+        "changes"
+    );
+
+    // The names are the ones the simulator uses: the cookie signing in sets, and the
+    // header its refusal asks for.
+    let (sim, base) = exposed().await;
+    let cookie = sign_in(&base).await;
+    let (name, _) = cookie.split_once('=').unwrap();
+    assert_eq!(Some(name), session["name"].as_str(), "the cookie's name");
+    let header_name = forgery["name"].as_str().unwrap();
+
+    // Every operation of the spec: with the session alone a read goes through and a
+    // change is refused with 403 naming the header, which the operation documents.
+    let before = sim.export_state();
+    let mut changes = 0;
+    for (path, item) in spec["paths"].as_mapping().unwrap() {
+        let path = path.as_str().unwrap();
+        // Path parameters: any value; the session check comes before the route's own.
+        let concrete: String = path
+            .split('/')
+            .map(|part| if part.starts_with('{') { "1" } else { part })
+            .collect::<Vec<_>>()
+            .join("/");
+        for (method, operation) in item.as_mapping().unwrap() {
+            let method = method.as_str().unwrap();
+            let Ok(method) = Method::from_bytes(method.to_ascii_uppercase().as_bytes()) else {
+                continue;
+            };
+            if !["GET", "POST", "PUT", "PATCH", "DELETE"].contains(&method.as_str()) {
+                continue;
+            }
+            let id = operation["operationId"].as_str().unwrap_or(path);
+            // The recording routes are the conformance proxy's, not the simulator's.
+            if operation["tags"]
+                .as_sequence()
+                .is_some_and(|tags| tags.iter().any(|t| t.as_str() == Some("recording")))
+            {
+                continue;
+            }
+            let with = [
+                ("cookie", cookie.as_str()),
+                ("content-type", "application/json"),
+            ];
+            let body = (method != Method::GET).then_some("{}");
+            let answer = send(&base, method.clone(), &concrete, &with, body).await;
+            if method == Method::GET {
+                assert!(
+                    ![StatusCode::UNAUTHORIZED, StatusCode::FORBIDDEN].contains(&answer.status),
+                    "{id}: a read with the session alone: {} {}",
+                    answer.status,
+                    answer.body
+                );
+                continue;
+            }
+            changes += 1;
+            assert_eq!(
+                answer.status,
+                StatusCode::FORBIDDEN,
+                "{id}: a change with the session alone: {}",
+                answer.body
+            );
+            assert!(answer.body.contains(header_name), "{id}: {}", answer.body);
+            assert!(
+                operation["responses"].get("403").is_some(),
+                "{id} does not document its 403"
+            );
+        }
+    }
+    assert!(changes >= 9, "{changes} changes in the spec");
+    assert_eq!(sim.export_state(), before, "no refused change applied");
+    let forbidden = spec["components"]["responses"]["Forbidden"]["description"]
+        .as_str()
+        .unwrap();
+    assert!(forbidden.contains(header_name), "{forbidden}");
 }

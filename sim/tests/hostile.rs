@@ -317,6 +317,9 @@ async fn the_state_holds_at_most_its_configured_records() {
 #[path = "../../tests/support/pki.rs"]
 mod pki;
 
+#[path = "hostile/replies.rs"]
+mod replies;
+
 /// An HTTP/2 client over real TLS that advertises `SETTINGS_INITIAL_WINDOW_SIZE = 0` and
 /// never grants more: no reply body can ever be sent to it. The connection's frames are
 /// read by a task of its own (so resets and `GOAWAY` are seen); its end is the task's.

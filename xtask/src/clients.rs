@@ -570,24 +570,41 @@ impl Simulator {
     /// Starts `exe` with `args`, its defaults otherwise: the `LICENSING_SIM_*` variables of
     /// the environment (fault rates, latency, seed, …) are not passed on.
     pub(crate) fn start(exe: &Path, args: &[&str], log: &Path) -> Result<Simulator> {
+        Self::start_with(exe, args, &[], log)
+    }
+
+    /// As [`Simulator::start`], with `env` set for it (a secret such as the admin token,
+    /// kept out of its command line).
+    pub(crate) fn start_with(
+        exe: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        log: &Path,
+    ) -> Result<Simulator> {
         let mut command = Command::new(exe);
         command.args(["--addr", "127.0.0.1:0"]).args(args);
-        Self::spawn(command, exe, log)
+        Self::spawn(command, env, exe, log)
     }
 
     /// Starts `exe` as a conformance proxy in front of `upstream`, on a free loopback port.
     pub(crate) fn proxy(exe: &Path, upstream: &str, log: &Path) -> Result<Simulator> {
         let mut command = Command::new(exe);
         command.args(["proxy", "--upstream", upstream, "--addr", "127.0.0.1:0"]);
-        Self::spawn(command, exe, log)
+        Self::spawn(command, &[], exe, log)
     }
 
-    fn spawn(mut command: Command, exe: &Path, log: &Path) -> Result<Simulator> {
+    fn spawn(
+        mut command: Command,
+        env: &[(&str, &str)],
+        exe: &Path,
+        log: &Path,
+    ) -> Result<Simulator> {
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("LICENSING_SIM_") {
                 command.env_remove(name);
             }
         }
+        command.envs(env.iter().copied());
         let mut child = command
             .stdout(Stdio::piped())
             .stderr(fs::File::create(log)?)

@@ -1,29 +1,62 @@
-//! `cargo xtask console [--save-screenshot]`: the simulator's sandbox console in headless
-//! Chromium (`xtask/console/check.mjs`, playwright-core; the browser is the system's,
-//! `CHROMIUM` or `chromium` on `PATH`), against a `licensing-sim --seed demo` on a free
-//! loopback port, with SDK calls made by the `licensing` command line. What it checks is
-//! listed at the top of `check.mjs`. The journal's screenshot goes to
-//! `<target>/console/journal.png`, and with `--save-screenshot` to
-//! `sim/docs/console-journal.png` (the README's). A `licensing-sim proxy` in front of that
-//! simulator serves the Conformance page the check's last step opens.
+//! `cargo xtask console [--browser chromium|firefox] [--save-screenshot]`: the simulator's
+//! sandbox console in a real browser, against a `licensing-sim --seed demo` on a free
+//! loopback port, with SDK calls made by the `licensing` command line.
+//!
+//! * Chromium (the default): `xtask/console/check.mjs` with playwright-core; the browser
+//!   is the system's, `CHROMIUM` or `chromium` on `PATH`. The journal's screenshot goes
+//!   to `<target>/console/journal.png`, and with `--save-screenshot` to
+//!   `sim/docs/console-journal.png` (the README's). A `licensing-sim proxy` in front
+//!   of that simulator serves the Conformance page the check's last step opens.
+//! * Firefox: `xtask/console/check_firefox.py` with Selenium (hash-pinned in
+//!   `xtask/console/requirements.txt`) through geckodriver, against a simulator started
+//!   with an admin token so that the check signs in and works through a session. The
+//!   browser is the system's (`FIREFOX`, or `firefox-esr` / `firefox` on `PATH`: Debian's
+//!   `firefox-esr`); geckodriver is `GECKODRIVER`, or built once from its crates.io source
+//!   (`cargo install geckodriver`, [`GECKODRIVER_VERSION`]) into `<target>/console/`.
+//!
+//! What each checks is listed at the top of its script.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use serde_json::json;
 
 use crate::clients::{Simulator, build_simulator};
 use crate::docs::{browser_version, chromium};
 use crate::toolchain::{self, done, step};
 
-/// Where the check and its lock file live.
+/// Where the checks and their lock files live.
 const CHECK: &str = "xtask/console";
 
-/// Builds what it needs, starts the simulator and runs the check.
-pub fn run(root: &Path, save_screenshot: bool) -> Result<()> {
+/// The geckodriver release built when none is given (`cargo install geckodriver`).
+pub const GECKODRIVER_VERSION: &str = "0.37.1";
+
+/// The browser a check drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Browser {
+    /// Headless Chromium through playwright-core.
+    Chromium,
+    /// Headless Firefox through geckodriver (WebDriver) and Selenium.
+    Firefox,
+}
+
+/// Builds what it needs, starts the simulator and runs the check in `browser`.
+pub fn run(root: &Path, browser: Browser, save_screenshot: bool) -> Result<()> {
+    match browser {
+        Browser::Chromium => run_chromium(root, save_screenshot),
+        Browser::Firefox => {
+            if save_screenshot {
+                bail!("--save-screenshot saves the README's screenshot, which Chromium takes");
+            }
+            run_firefox(root)
+        }
+    }
+}
+
+fn run_chromium(root: &Path, save_screenshot: bool) -> Result<()> {
     let started = Instant::now();
     let t = step("tools: playwright-core (xtask/console/package-lock.json)");
     let out = toolchain::target_dir(root)?.join("console");
@@ -32,22 +65,7 @@ pub fn run(root: &Path, save_screenshot: bool) -> Result<()> {
     toolchain::copy(&root.join(CHECK), &tools, &["check.mjs"])?;
     done(t);
 
-    let t = step("licensing-sim and the licensing command line (cargo build)");
-    let sim = build_simulator(root)?;
-    toolchain::run(
-        Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "licensing-cli",
-                "--bin",
-                "licensing",
-            ])
-            .current_dir(root),
-    )?;
-    let cli = sim.with_file_name("licensing");
-    done(t);
+    let (sim, cli) = build(root)?;
 
     let t = step("the console in headless Chromium");
     let browser = chromium()?;
@@ -93,4 +111,171 @@ pub fn run(root: &Path, save_screenshot: bool) -> Result<()> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// `licensing-sim` and the `licensing` command line, built.
+fn build(root: &Path) -> Result<(PathBuf, PathBuf)> {
+    let t = step("licensing-sim and the licensing command line (cargo build)");
+    let sim = build_simulator(root)?;
+    toolchain::run(
+        Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "licensing-cli",
+                "--bin",
+                "licensing",
+            ])
+            .current_dir(root),
+    )?;
+    let cli = sim.with_file_name("licensing");
+    done(t);
+    Ok((sim, cli))
+}
+
+fn run_firefox(root: &Path) -> Result<()> {
+    let started = Instant::now();
+    let out = toolchain::target_dir(root)?.join("console");
+    let t = step("tools: Selenium (xtask/console/requirements.txt) and geckodriver");
+    let bin = toolchain::venv(
+        &root.join(CHECK).join("requirements.txt"),
+        &out.join("firefox-venv"),
+    )?;
+    let geckodriver = geckodriver(&out)?;
+    done(t);
+
+    let (sim, cli) = build(root)?;
+
+    let t = step("the console in headless Firefox");
+    let browser = firefox()?;
+    eprintln!(
+        "browser: {} ({}); {}",
+        browser.display(),
+        browser_version(&browser),
+        toolchain::version(&geckodriver.to_string_lossy(), "")?
+    );
+    let token = random_token();
+    let simulator = Simulator::start_with(
+        &sim,
+        &["--seed", "demo"],
+        &[("LICENSING_SIM_ADMIN_TOKEN", &token)],
+        &out.join("licensing-sim-firefox.log"),
+    )?;
+    let config_dir = out.join("cli-config-firefox");
+    fs::create_dir_all(&config_dir)?;
+    let screenshot = out.join("journal-firefox.png");
+    let config = out.join("config-firefox.json");
+    fs::write(
+        &config,
+        serde_json::to_string_pretty(&json!({
+            "firefox": browser,
+            "geckodriver": geckodriver,
+            "geckodriverLog": out.join("geckodriver.log"),
+            "url": simulator.url,
+            "adminToken": token,
+            "cli": cli,
+            "configDir": config_dir,
+            "screenshot": screenshot,
+        }))?,
+    )?;
+    let outcome = toolchain::run(
+        Command::new(bin.join("python"))
+            .arg(root.join(CHECK).join("check_firefox.py"))
+            .arg(&config)
+            // Selenium asks no one for a driver or browser: both are given.
+            .env("SE_OFFLINE", "true"),
+    );
+    // The token was for this simulator only; it goes with it.
+    let _ = fs::remove_file(&config);
+    drop(simulator);
+    outcome?;
+    done(t);
+    eprintln!(
+        "\nconsole in Firefox: every check passed ({:.0} s)",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Firefox: `FIREFOX`, or Debian's `firefox-esr` (or a `firefox`) on `PATH`.
+fn firefox() -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os("FIREFOX") {
+        return Ok(PathBuf::from(path));
+    }
+    let names = ["firefox-esr", "firefox"];
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for name in names {
+        for dir in std::env::split_paths(&path) {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+        }
+    }
+    bail!(
+        "no Firefox found (looked for {} on PATH): install Debian's `firefox-esr` package \
+         (apt-get install firefox-esr) or set FIREFOX to the browser's path",
+        names.join(", ")
+    )
+}
+
+/// geckodriver: `GECKODRIVER`, or [`GECKODRIVER_VERSION`] built from its crates.io source
+/// into `out` (once).
+fn geckodriver(out: &Path) -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os("GECKODRIVER") {
+        return Ok(PathBuf::from(path));
+    }
+    let root = out.join("geckodriver");
+    let exe = root.join("bin").join("geckodriver");
+    // `geckodriver 0.37.1`, and a commit after it in Mozilla's own builds.
+    let is_wanted = |version: &str| {
+        let mut words = version.split_whitespace();
+        words.next() == Some("geckodriver") && words.next() == Some(GECKODRIVER_VERSION)
+    };
+    if exe.is_file() && is_wanted(&toolchain::version(&exe.to_string_lossy(), "")?) {
+        eprintln!("{} is geckodriver {GECKODRIVER_VERSION}", exe.display());
+        return Ok(exe);
+    }
+    // Unoptimised and without debug info: it builds in about half the time, and the
+    // driver's speed is nothing beside the browser's.
+    toolchain::run(
+        Command::new(env!("CARGO"))
+            .args(["install", "--quiet", "--locked", "--debug", "geckodriver"])
+            .arg("--version")
+            .arg(GECKODRIVER_VERSION)
+            .arg("--root")
+            .arg(&root)
+            .arg("--target-dir")
+            .arg(out.join("geckodriver-build"))
+            .env("CARGO_PROFILE_DEV_DEBUG", "0"),
+    )?;
+    let version = toolchain::version(&exe.to_string_lossy(), "")?;
+    if !is_wanted(&version) {
+        bail!(
+            "{} says {version:?}, not geckodriver {GECKODRIVER_VERSION}",
+            exe.display()
+        );
+    }
+    // The build's intermediate files are of no further use (about 400 MB).
+    let _ = fs::remove_dir_all(out.join("geckodriver-build"));
+    Ok(exe)
+}
+
+/// A token for one run of the simulator, unguessable enough for a loopback listener that
+/// lives for a minute.
+fn random_token() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut token = String::new();
+    for _ in 0..2 {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default(),
+        );
+        token.push_str(&format!("{:016x}", hasher.finish()));
+    }
+    token
 }

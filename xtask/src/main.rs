@@ -8,15 +8,17 @@
 //!   the component schema that describes them, plus the list of constraints that the
 //!   committed invalid samples must cover. `.ci/schemas.sh` feeds them to other languages'
 //!   validators and code generators.
-//! * `bench [--quick] [--build-cost] [--smoke]`: every benchmark comparison in one run,
-//!   written to `BENCHMARKS.md` (see `bench.rs`); `--smoke` only checks the set-up.
+//! * `bench [--quick] [--build-cost] [--partner-build] [--smoke]`: every benchmark
+//!   comparison in one run, written to `BENCHMARKS.md` (see `bench.rs`); `--smoke` only
+//!   checks the set-up.
 //! * `clients [--test]`: TypeScript and Python clients generated from `spec/*.yaml` into
 //!   the target directory; `--test` runs a scenario in each language against
 //!   `licensing-sim` (see `clients.rs` and `xtask/clients/README.md`).
 //! * `docs [--check]`: the API reference pages of the three specs; `--check` verifies them
 //!   in headless Chromium and saves screenshots (see `docs.rs`).
-//! * `console [--save-screenshot]`: the simulator's sandbox console driven in headless
-//!   Chromium against a running `licensing-sim` (see `console.rs`).
+//! * `console [--browser chromium|firefox] [--save-screenshot]`: the simulator's sandbox
+//!   console driven in headless Chromium or Firefox against a running `licensing-sim`
+//!   (see `console.rs`).
 //! * `partner-build`: the cold build of a hello world on `licensing-sdk` against the same
 //!   program on reqwest + serde alone, written to its section of `BENCHMARKS.md` (see
 //!   `partner_build.rs`).
@@ -75,9 +77,13 @@ enum Command {
         #[arg(long)]
         build_cost: bool,
         /// Only check the set-up: debug builds, every path once at its smallest size, no
-        /// Prism, no timing, nothing written.
+        /// Prism, no oha, no timing, nothing written.
         #[arg(long)]
         smoke: bool,
+        /// Also measure a partner's first build (what `partner-build` does) in this run:
+        /// two cold builds, minutes on two cores.
+        #[arg(long, conflicts_with = "smoke")]
+        partner_build: bool,
     },
     /// Generate the TypeScript and Python clients of spec/*.yaml into the target directory.
     Clients {
@@ -91,10 +97,13 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
-    /// Drive the simulator's sandbox console in headless Chromium (journal, cURL, fault
-    /// form, reset) against a running licensing-sim.
+    /// Drive the simulator's sandbox console in headless Chromium or Firefox (journal,
+    /// cURL, fault form, reset) against a running licensing-sim.
     Console {
-        /// Also save the journal's screenshot as sim/docs/console-journal.png.
+        /// The browser: Chromium (playwright-core) or Firefox (geckodriver and Selenium).
+        #[arg(long, value_enum, default_value = "chromium")]
+        browser: console::Browser,
+        /// Also save the journal's screenshot (Chromium's) as sim/docs/console-journal.png.
         #[arg(long)]
         save_screenshot: bool,
     },
@@ -114,12 +123,14 @@ fn main() -> ExitCode {
             quick,
             build_cost,
             smoke,
+            partner_build,
         } => bench::run(
             &root,
             &bench::Options {
                 quick,
                 build_cost,
                 smoke,
+                partner_build,
             },
         )
         .map(|()| true),
@@ -127,7 +138,10 @@ fn main() -> ExitCode {
             clients::run_all(&root, &clients::Options { test }).map(|()| true)
         }
         Command::Docs { check } => docs::run_all(&root, check).map(|()| true),
-        Command::Console { save_screenshot } => console::run(&root, save_screenshot).map(|()| true),
+        Command::Console {
+            browser,
+            save_screenshot,
+        } => console::run(&root, browser, save_screenshot).map(|()| true),
         Command::PartnerBuild => partner_build::run(&root).map(|()| true),
     };
     match outcome {

@@ -97,6 +97,22 @@ struct Built {
 
 pub fn run(root: &Path) -> Result<()> {
     let started = Instant::now();
+    let section = measure(root, None, "cargo xtask partner-build")?;
+    let path = root.join("BENCHMARKS.md");
+    let text = fs::read_to_string(&path).unwrap_or_default();
+    fs::write(&path, replace_section(&text, &section))?;
+    println!("{section}");
+    eprintln!(
+        "\npartner-build done in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Builds and runs both hello worlds; the section for `BENCHMARKS.md`, markers included,
+/// saying it was measured by the command `by`. Each program runs against `sim_exe`, or
+/// against a debug build of `licensing-sim` made here.
+pub fn measure(root: &Path, sim_exe: Option<&Path>, by: &str) -> Result<String> {
     let target = target_dir(root)?;
     let work = target.join("partner-build");
     let lock = fs::read_to_string(root.join("Cargo.lock")).context("reading Cargo.lock")?;
@@ -137,21 +153,26 @@ pub fn run(root: &Path) -> Result<()> {
     }
 
     let t = step("each hello world against licensing-sim");
-    let status = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "licensing-sim",
-            "--bin",
-            "licensing-sim",
-        ])
-        .current_dir(root)
-        .status()?;
-    if !status.success() {
-        bail!("building licensing-sim failed");
-    }
-    let sim_exe = target.join("debug").join("licensing-sim");
+    let sim_exe = match sim_exe {
+        Some(exe) => exe.to_path_buf(),
+        None => {
+            let status = Command::new(env!("CARGO"))
+                .args([
+                    "build",
+                    "--quiet",
+                    "-p",
+                    "licensing-sim",
+                    "--bin",
+                    "licensing-sim",
+                ])
+                .current_dir(root)
+                .status()?;
+            if !status.success() {
+                bail!("building licensing-sim failed");
+            }
+            target.join("debug").join("licensing-sim")
+        }
+    };
     for (side, result) in sides.iter().zip(&built) {
         let number = run_against_sim(&sim_exe, &result.exe)?;
         eprintln!("    {}: allocated {number}", side.name);
@@ -163,16 +184,7 @@ pub fn run(root: &Path) -> Result<()> {
     }
 
     let [plain, sdk] = [&built[0], &built[1]];
-    let section = section(plain, sdk);
-    let path = root.join("BENCHMARKS.md");
-    let text = fs::read_to_string(&path).unwrap_or_default();
-    fs::write(&path, replace_section(&text, &section))?;
-    println!("{section}");
-    eprintln!(
-        "\npartner-build done in {:.0} s",
-        started.elapsed().as_secs_f64()
-    );
-    Ok(())
+    Ok(section(plain, sdk, by))
 }
 
 fn cold_build(dir: &Path, side: &Side, lock: &str) -> Result<Built> {
@@ -260,7 +272,7 @@ fn run_against_sim(sim_exe: &Path, exe: &Path) -> Result<String> {
     result
 }
 
-fn section(plain: &Built, sdk: &Built) -> String {
+fn section(plain: &Built, sdk: &Built, by: &str) -> String {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let secs = |b: &Built| b.time.as_secs_f64();
     format!(
@@ -268,7 +280,7 @@ fn section(plain: &Built, sdk: &Built) -> String {
          ## A partner's first build\n\n\
          A hello world that allocates one asset number, built cold (a target directory of its \
          own, dev profile) on a {cores}-core machine, one build after the other, by \
-         `cargo xtask partner-build`. The reqwest + serde program makes the same request by \
+         `{by}`. The reqwest + serde program makes the same request by \
          hand (no retries, validation, typed errors or tolerant enums); both are run once \
          against `licensing-sim`. licensing-sdk's build includes generating its clients \
          from the specs (its build script and the generator's dependencies: progenitor, \

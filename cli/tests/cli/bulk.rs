@@ -262,6 +262,72 @@ fn csv_files_and_invalid_lines() {
     assert!(message.contains("made_up"), "{message}");
 }
 
+#[test]
+fn json_lines_that_are_not_orders_name_their_fault() {
+    let sim = Sim::start();
+    let numbers = numbers(&sim, 2);
+    let mut wrong_type = order(&numbers[1]);
+    wrong_type["sequence"] = json!("first");
+    let mut missing = order(&numbers[1]);
+    missing.as_object_mut().unwrap().remove("customerId");
+    let mut no_assets = order(&numbers[1]);
+    no_assets["assets"] = json!([]);
+    let text = [
+        order(&numbers[0]).to_string(),
+        "{\"orderType\": \"new_buy\",".to_string(),
+        wrong_type.to_string(),
+        missing.to_string(),
+        no_assets.to_string(),
+    ]
+    .join("\n");
+    let file = sim.path("orders.jsonl");
+    std::fs::write(&file, text).unwrap();
+    let output = sim
+        .cmd()
+        .args(["orders", "submit"])
+        .arg(&file)
+        .args(["--channel-code", "CH01", "--app-key", "K"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let records = results(&sim.path("orders.jsonl.results.jsonl"));
+    let got: Vec<(u64, &str, &str, &str)> = records
+        .iter()
+        .map(|r| {
+            (
+                r["line"].as_u64().unwrap(),
+                r["outcome"].as_str().unwrap(),
+                r["field"].as_str().unwrap_or(""),
+                r["message"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!((got[0].0, got[0].1), (1, "ok"), "{got:?}");
+    assert_eq!(
+        (got[1].0, got[1].1, got[1].2),
+        (2, "invalid", ""),
+        "{got:?}"
+    );
+    assert!(got[1].3.starts_with("not valid JSON"), "{got:?}");
+    assert_eq!(
+        (got[2].0, got[2].1, got[2].2),
+        (3, "invalid", "sequence"),
+        "{got:?}"
+    );
+    assert!(got[2].3.contains("invalid type"), "{got:?}");
+    assert_eq!(
+        (got[3].0, got[3].1, got[3].2, got[3].3),
+        (4, "invalid", "customerId", "is required"),
+        "{got:?}"
+    );
+    assert_eq!(
+        (got[4].0, got[4].1, got[4].2),
+        (5, "invalid", "assets"),
+        "{got:?}"
+    );
+    assert_eq!(got.len(), 5);
+}
+
 /// Orders as CSV: the spec's field names as the header, JSON in list cells.
 fn csv_text(fields: &[&str], orders: &[Value]) -> String {
     let quote = |s: String| format!("\"{}\"", s.replace('"', "\"\""));

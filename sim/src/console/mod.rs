@@ -302,9 +302,12 @@ fn secure(headers: &mut axum::http::HeaderMap) {
         HeaderValue::from_static("nosniff"),
     );
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    // Not `no-referrer`: under it Firefox sends `Origin: null` with the pages' own POSTs
+    // (the sign-in form, the admin API calls), which the admin checks refuse as foreign.
+    // `same-origin` still gives other sites nothing.
     headers.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
 }

@@ -9,6 +9,7 @@ mod gate;
 pub(crate) mod hooks;
 mod nonce;
 pub(crate) mod pages;
+mod pieces;
 mod reply;
 pub(crate) mod session;
 
@@ -22,6 +23,7 @@ use axum::{
 
 pub(crate) use auth::Credentials;
 pub(crate) use nonce::NonceWindow;
+pub(crate) use pieces::json_body;
 pub(crate) use reply::Answer;
 
 use crate::ops::{self, Db, InvalidPath};
@@ -176,6 +178,20 @@ impl App {
                 )),
             },
         }
+    }
+
+    /// Whether a large reply to this request may be refused for want of room in the
+    /// server's reply budget: a `GET` of the admin API or pages, which changes nothing, so
+    /// asking again is safe. An operation's reply never is: the operation has run.
+    pub fn reply_refusable(&self, parts: &Parts) -> bool {
+        (parts.method == Method::GET || parts.method == Method::HEAD)
+            && parts.uri.path().starts_with(&*self.admin_prefix)
+    }
+
+    /// The answer to a request whose reply the server had no room for: `503` with the
+    /// admin API's error shape.
+    pub fn reply_refused(cause: &str) -> Response {
+        admin_error(StatusCode::SERVICE_UNAVAILABLE, cause)
     }
 
     /// Answers one request whose body the server has read (or could not).

@@ -103,7 +103,7 @@ fn list_journal(s: &Sandbox, req: AdminRequest) -> Result<Response, AdminError> 
             _ => {}
         }
     }
-    ok(&s.journal.read(&filter))
+    ok(&s.journal.listing(&filter))
 }
 
 fn clear_journal(s: &Sandbox, _: AdminRequest) -> Result<Response, AdminError> {

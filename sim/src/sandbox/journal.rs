@@ -50,8 +50,8 @@ struct Inner {
     dropped: i64,
 }
 
-/// An exchange as the journal holds it.
-#[derive(Debug)]
+/// An exchange as the journal holds it (its bodies shared, not copied, when cloned).
+#[derive(Clone, Debug)]
 struct Kept {
     seq: i64,
     time: i64,
@@ -69,7 +69,7 @@ struct Kept {
 }
 
 /// A body up to [`MAX_KEPT_BODY`] as received; a larger one only by its size.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Raw {
     Kept(Bytes),
     Omitted(usize),
@@ -223,6 +223,22 @@ impl Journal {
 
     /// The entries that match, oldest first (the newest `limit` of them).
     pub fn read(&self, filter: &Filter) -> JournalPage {
+        let listing = self.listing(filter);
+        JournalPage {
+            entries: listing
+                .entries
+                .into_iter()
+                .map(|(e, code)| e.entry(code))
+                .collect(),
+            capacity: listing.capacity,
+            dropped: listing.dropped,
+        }
+    }
+
+    /// What [`Journal::read`] returns, its entries parsed and redacted only as each is
+    /// serialized: a large journal's export never holds all of them parsed at once, and
+    /// the journal is locked only to pick them.
+    pub fn listing(&self, filter: &Filter) -> Listing {
         let inner = self.inner();
         let mut entries: Vec<(&Kept, Option<String>)> = inner
             .entries
@@ -245,8 +261,11 @@ impl Journal {
             let skip = entries.len().saturating_sub(limit);
             entries.drain(..skip);
         }
-        JournalPage {
-            entries: entries.into_iter().map(|(e, code)| e.entry(code)).collect(),
+        Listing {
+            entries: entries
+                .into_iter()
+                .map(|(e, code)| (e.clone(), code))
+                .collect(),
             capacity: i64::try_from(self.capacity).unwrap_or(i64::MAX),
             dropped: inner.dropped,
         }
@@ -258,6 +277,36 @@ impl Journal {
         inner.entries.clear();
         inner.bytes = 0;
         inner.dropped = 0;
+    }
+}
+
+/// A [`JournalPage`] whose entries are shown as they are serialized (see
+/// [`Journal::listing`]); serialized, the same document.
+pub(crate) struct Listing {
+    entries: Vec<(Kept, Option<String>)>,
+    capacity: i64,
+    dropped: i64,
+}
+
+impl serde::Serialize for Listing {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeSeq, SerializeStruct};
+        struct Entries<'l>(&'l [(Kept, Option<String>)]);
+        impl serde::Serialize for Entries<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+                for (kept, code) in self.0 {
+                    seq.serialize_element(&kept.entry(code.clone()))?;
+                }
+                seq.end()
+            }
+        }
+        // The fields of `JournalPage`, in its order.
+        let mut page = serializer.serialize_struct("JournalPage", 3)?;
+        page.serialize_field("capacity", &self.capacity)?;
+        page.serialize_field("dropped", &self.dropped)?;
+        page.serialize_field("entries", &Entries(&self.entries))?;
+        page.end()
     }
 }
 
@@ -396,6 +445,9 @@ mod tests {
         });
         let page = journal.read(&Filter::default());
         let shown = serde_json::to_string(&page).unwrap();
+        // The export's listing is the same document, shown as it is serialized.
+        let listed = serde_json::to_string(&journal.listing(&Filter::default())).unwrap();
+        assert_eq!(listed, shown);
         for secret in ["k-secret", "pw-secret", "t-secret"] {
             assert!(!shown.contains(secret), "{secret} shown: {shown}");
         }

@@ -17,7 +17,6 @@ pub(crate) mod seed;
 use std::{sync::Arc, time::Duration};
 
 use axum::{
-    body::Body,
     http::{HeaderValue, StatusCode, header},
     response::Response,
 };
@@ -278,8 +277,9 @@ impl AdminError {
 
 /// `value` as a JSON reply.
 pub(crate) fn json(status: StatusCode, value: &impl Serialize) -> Response {
-    let body = serde_json::to_vec(value).expect("admin replies serialise");
-    let mut response = Response::new(Body::from(body));
+    // In pieces: a large one (the journal, the state) is freed as it is sent.
+    let body = crate::protocol::json_body(value).expect("admin replies serialise");
+    let mut response = Response::new(body);
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,

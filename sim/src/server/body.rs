@@ -98,7 +98,7 @@ impl Server {
 }
 
 /// `bytes` in MiB or KiB when it is a whole number of them.
-fn in_units(bytes: usize) -> String {
+pub(super) fn in_units(bytes: usize) -> String {
     match bytes {
         b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
         b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),

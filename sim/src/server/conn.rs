@@ -2,6 +2,7 @@
 //! timers) and the service that reads each request's body before the gate sees it.
 
 use super::*;
+use budget::OverBudget;
 use reply::{Sending, Streams};
 
 /// What one connection is doing, shared by its task, its I/O and its requests.
@@ -15,6 +16,8 @@ pub(super) struct Activity {
     /// HTTP/2 replies given up for the write timeout; past [`H2_MAX_ABANDONED`] the
     /// connection is closed.
     pub(super) abandoned: AtomicU32,
+    /// Bytes of its replies counted against the reply budget: what closing it gives back.
+    pub(super) reply_bytes: AtomicUsize,
     /// Wakes the connection's task when it is asked to close, or has given up too many
     /// replies. Phase changes do not: they are on every request's path, and the task
     /// looks at the phase often enough anyway (see [`Activity::next_check`]).
@@ -52,6 +55,7 @@ impl Activity {
             h2: AtomicBool::new(false),
             evict: AtomicBool::new(false),
             abandoned: AtomicU32::new(0),
+            reply_bytes: AtomicUsize::new(0),
             changed: Notify::new(),
         }
     }
@@ -75,11 +79,14 @@ impl Activity {
     }
 
     /// When a quiet connection is closed, and which timeout closes it; `None` while a
-    /// request is in progress.
+    /// request is in progress, unless that is an HTTP/1 reply its client has taken none of
+    /// for the write timeout (an HTTP/2 stream's is given up by itself, see [`Streams`]).
     pub(super) fn deadline(&self, limits: &Limits) -> Option<(Instant, &'static str)> {
         let phase = self.phase();
         if phase.in_flight > 0 {
-            return None;
+            let stalled = phase.waiting > 0 && phase.waiting == phase.in_flight;
+            return (stalled && !self.h2.load(Ordering::Relaxed))
+                .then(|| (phase.waiting_since + limits.write_timeout, "write timeout"));
         }
         Some(match phase.request_started {
             Some(started) => (started + limits.header_timeout, "header timeout"),
@@ -90,13 +97,22 @@ impl Activity {
 
     /// When the connection's task next looks at the phase: at the deadline, or sooner.
     ///
-    /// A change of phase moves the deadline to at least one header or idle timeout after
-    /// it happens (the shorter of the two). So a task that looks again no later than that
-    /// long after it last looked never misses a deadline, and nobody has to wake it.
+    /// A change of phase moves the deadline to at least one header, idle or write timeout
+    /// after it happens (the shortest of them). So a task that looks again no later than
+    /// that long after it last looked never misses a deadline, and nobody has to wake it.
     pub(super) fn next_check(&self, limits: &Limits) -> Instant {
-        let soonest = Instant::now() + limits.header_timeout.min(limits.idle_timeout);
+        let shortest = limits
+            .header_timeout
+            .min(limits.idle_timeout)
+            .min(limits.write_timeout);
+        let soonest = Instant::now() + shortest;
         self.deadline(limits)
             .map_or(soonest, |(at, _)| at.min(soonest))
+    }
+
+    /// Whether no request is in progress.
+    pub(super) fn idle(&self) -> bool {
+        self.phase().in_flight == 0
     }
 
     /// Starts the quiet period over (the TLS handshake is done).
@@ -257,6 +273,11 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for Limited<H> {
         let this = self.clone();
         Box::pin(async move {
             let (head, incoming) = req.into_parts();
+            let over = if this.app.reply_refusable(&head) {
+                OverBudget::Refuse
+            } else {
+                OverBudget::Admit
+            };
             // Refused from its head alone: its body is never read.
             let response = match this.app.refuse(&head) {
                 Some(refused) => refused,
@@ -268,9 +289,15 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for Limited<H> {
                     response
                 }
             };
+            let (response, lease) = this
+                .server
+                .hold_reply(response, &this.activity, over, |cause| {
+                    this.app.reply_refused(cause)
+                })
+                .await;
             // Set when this runs as an HTTP/2 stream's task (see `Streams`).
             let watch = reply::current_stream();
-            Ok(response.map(|body| Sending::new(body, busy, watch)))
+            Ok(response.map(|body| Sending::new(body, busy, watch, lease)))
         })
     }
 }
@@ -446,9 +473,10 @@ async fn drive<S, H: Handler>(
             }
             Event::Shutdown => break,
             Event::Changed => {
-                if activity.abandoned.load(Ordering::Relaxed) >= H2_MAX_ABANDONED {
+                let abandoned = activity.abandoned.load(Ordering::Relaxed);
+                if abandoned >= H2_MAX_ABANDONED || (abandoned > 0 && activity.idle()) {
                     server.timed_out.fetch_add(1, Ordering::Relaxed);
-                    tracing::debug!(%peer, "connection closed: its client read none of {H2_MAX_ABANDONED} replies within the write timeout");
+                    tracing::debug!(%peer, abandoned, "connection closed: its client read none of a reply within the write timeout");
                     break;
                 }
                 // Checked here, in the task that also runs HTTP/1 requests, so a request

@@ -11,11 +11,15 @@
 //! for either is answered with code `500` ("network exception, retry") through the
 //! operation's reply path (see [`BodyUnread`]).
 //!
-//! Over HTTP/2 the client's flow control can keep a reply from being sent at all. Such a
-//! reply *waits on the client*: once every request of a connection is one that has waited
-//! for a moment, the connection counts as quiet (for eviction), and a reply that waits
-//! for the write timeout is given up, its stream reset; a connection that has given up
-//! a few is closed.
+//! Over HTTP/2 the client's flow control can keep a reply from being sent at all, and over
+//! either protocol a client can stop reading. Such a reply *waits on the client*: once
+//! every request of a connection is one that has waited for a moment, the connection
+//! counts as quiet (for eviction), and a reply that waits for the write timeout is given
+//! up: over HTTP/2 its stream is reset (and a connection that has given up a few, or has
+//! nothing else in progress, is closed), over HTTP/1.1 its connection is closed.
+//!
+//! Replies are bounded as request bodies are: the bytes of replies built and not yet
+//! handed to their connection count against the reply budget (see [`budget`]).
 
 use std::{
     collections::HashMap,
@@ -35,7 +39,7 @@ use std::{
 use axum::{
     Router,
     body::{Body, Bytes, HttpBody},
-    http::{Request, Response, Version, request::Parts},
+    http::{HeaderValue, Request, Response, Version, header, request::Parts},
 };
 use futures_util::task::AtomicWaker;
 use http_body::{Frame, SizeHint};
@@ -51,6 +55,7 @@ use tokio::{
 use tokio_rustls::TlsAcceptor;
 
 mod body;
+mod budget;
 mod conn;
 mod reply;
 pub(crate) mod tls;
@@ -67,6 +72,25 @@ pub(crate) trait Handler: Clone + Send + Sync + 'static {
     fn refuse(&self, _parts: &Parts) -> Option<Response<Body>> {
         None
     }
+
+    /// Whether a large reply to this request may be refused when the reply budget has no
+    /// room for it: only where the request changed nothing, so asking again is safe.
+    fn reply_refusable(&self, _parts: &Parts) -> bool {
+        false
+    }
+
+    /// What answers a request whose reply the reply budget had no room for (the server
+    /// adds `Retry-After`).
+    fn reply_refused(&self, cause: &str) -> Response<Body> {
+        let body = serde_json::json!({ "message": cause }).to_string();
+        let mut response = Response::new(Body::from(body));
+        *response.status_mut() = axum::http::StatusCode::SERVICE_UNAVAILABLE;
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        response
+    }
 }
 
 impl Handler for App {
@@ -76,6 +100,14 @@ impl Handler for App {
 
     fn refuse(&self, parts: &Parts) -> Option<Response<Body>> {
         App::refuse(self, parts)
+    }
+
+    fn reply_refusable(&self, parts: &Parts) -> bool {
+        App::reply_refusable(self, parts)
+    }
+
+    fn reply_refused(&self, cause: &str) -> Response<Body> {
+        App::reply_refused(cause)
     }
 }
 
@@ -104,8 +136,8 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a connection may stay open without a request after a reply unless configured
 /// otherwise.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long a reply may wait on its client (an HTTP/2 stream the client's flow-control
-/// window, or its not reading, keeps from being sent) unless configured otherwise.
+/// How long a reply may wait on its client (one the client's HTTP/2 flow-control window,
+/// or its not reading, keeps from being sent) unless configured otherwise.
 pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How many connections are open at most unless configured otherwise (lowered to fit the
 /// process's open-file limit).
@@ -113,6 +145,10 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// How many bytes of request bodies are held in memory at once, across all connections,
 /// unless configured otherwise: 512 MiB.
 pub const DEFAULT_BODY_BUDGET: usize = 512 * 1024 * 1024;
+/// How many bytes of replies built and not yet handed to their connection are held at
+/// once, across all connections, unless configured otherwise: 64 MiB, room for the
+/// journal's export at its default bound (32 MiB of entries) with some to spare.
+pub const DEFAULT_REPLY_BUDGET: usize = 64 * 1024 * 1024;
 
 /// Descriptors kept out of the connection cap when it is fitted to the open-file limit:
 /// the listener, the runtime's own, logs, and one to accept and close a refused client.
@@ -149,6 +185,7 @@ pub(crate) struct Limits {
     pub write_timeout: Duration,
     pub max_connections: usize,
     pub body_budget: usize,
+    pub reply_budget: usize,
 }
 
 impl Default for Limits {
@@ -160,6 +197,7 @@ impl Default for Limits {
             write_timeout: DEFAULT_WRITE_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             body_budget: DEFAULT_BODY_BUDGET,
+            reply_budget: DEFAULT_REPLY_BUDGET,
         }
     }
 }
@@ -191,6 +229,15 @@ pub struct ServerStats {
     /// Requests answered `500` because their body did not fit in the budget or did not
     /// arrive within the body timeout.
     pub bodies_refused: u64,
+    /// Bytes of replies built and not yet handed to their connection now (counted against
+    /// the reply budget).
+    pub reply_bytes: usize,
+    /// The most bytes of replies held at once since the start: above the budget only by
+    /// replies admitted over it (of operations that ran, small ones, or one reply larger
+    /// than the whole budget).
+    pub reply_bytes_peak: usize,
+    /// Requests answered `503` because their reply did not fit in the reply budget.
+    pub replies_refused: u64,
 }
 
 /// The state of a running server: its limits, the connections it holds and its counters.
@@ -209,6 +256,9 @@ pub(crate) struct Server {
     timed_out: AtomicU64,
     replies_abandoned: AtomicU64,
     bodies_refused: AtomicU64,
+    reply_bytes: AtomicUsize,
+    reply_bytes_peak: AtomicUsize,
+    replies_refused: AtomicU64,
 }
 
 impl std::fmt::Debug for Server {
@@ -237,6 +287,9 @@ impl Server {
             timed_out: AtomicU64::new(0),
             replies_abandoned: AtomicU64::new(0),
             bodies_refused: AtomicU64::new(0),
+            reply_bytes: AtomicUsize::new(0),
+            reply_bytes_peak: AtomicUsize::new(0),
+            replies_refused: AtomicU64::new(0),
         }
     }
 
@@ -251,6 +304,9 @@ impl Server {
             body_bytes: self.body_bytes.load(Ordering::Relaxed),
             body_bytes_peak: self.body_bytes_peak.load(Ordering::Relaxed),
             bodies_refused: self.bodies_refused.load(Ordering::Relaxed),
+            reply_bytes: self.reply_bytes.load(Ordering::Relaxed),
+            reply_bytes_peak: self.reply_bytes_peak.load(Ordering::Relaxed),
+            replies_refused: self.replies_refused.load(Ordering::Relaxed),
         }
     }
 

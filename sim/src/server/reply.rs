@@ -3,6 +3,7 @@
 //! stream whose reply has waited for the write timeout.
 
 use super::*;
+use budget::ReplyLease;
 use conn::{Activity, Busy};
 
 /// The watch of the HTTP/2 stream whose task is running, if any (see [`Streams`]).
@@ -52,7 +53,8 @@ impl StreamWatch {
 /// The executor of a connection's HTTP/2 streams (hyper runs each stream as a task of its
 /// own): it gives up a stream whose reply has waited on the client for the write timeout.
 /// Dropping the stream's task resets the stream (`RST_STREAM` with `CANCEL`) and frees
-/// its reply; past [`H2_MAX_ABANDONED`] such streams the connection is closed too.
+/// its reply; past [`H2_MAX_ABANDONED`] such streams, or when no other request of the
+/// connection is in progress, the connection is closed too.
 #[derive(Clone)]
 pub(super) struct Streams {
     pub(super) server: Arc<Server>,
@@ -105,7 +107,10 @@ where
                     given_up,
                     "HTTP/2 reply not read within the write timeout; stream reset"
                 );
-                if given_up == H2_MAX_ABANDONED {
+                // Its stream's request is over: a connection left with none in progress
+                // belongs to a client that does not read, and is closed now rather than
+                // at the idle timeout.
+                if given_up == H2_MAX_ABANDONED || activity.idle() {
                     activity.changed.notify_one();
                 }
             }
@@ -113,22 +118,29 @@ where
     }
 }
 
-/// A reply body that keeps its request in progress until it is sent or dropped.
+/// A reply body that keeps its request in progress until it is sent or dropped, and its
+/// bytes counted against the reply budget until they are handed over.
 ///
-/// Over HTTP/2 it is handed over in pieces of at most [`H2_CHUNK`] bytes, each once the
-/// one before has been taken (hyper asks for the next only then): so at most that much of
-/// a reply waits in the connection's buffers beyond what the client's window admits, and
-/// between pieces the reply is known to wait on the client.
+/// It is handed over in pieces of at most [`H2_CHUNK`] bytes, each once the one before
+/// has been taken (hyper asks for the next only then, over HTTP/1 once its write buffer
+/// has room): so at most that much of a reply waits in the connection's buffers beyond
+/// what the client takes, and between pieces the reply is known to wait on the client.
 pub(crate) struct Sending {
     body: Body,
-    /// The part of the body's last data frame not yet handed over (HTTP/2).
+    /// The part of the body's last data frame not yet handed over.
     rest: Bytes,
     busy: Busy,
     watch: Option<Arc<StreamWatch>>,
+    lease: Option<ReplyLease>,
 }
 
 impl Sending {
-    pub(super) fn new(body: Body, mut busy: Busy, watch: Option<Arc<StreamWatch>>) -> Self {
+    pub(super) fn new(
+        body: Body,
+        mut busy: Busy,
+        watch: Option<Arc<StreamWatch>>,
+        lease: Option<ReplyLease>,
+    ) -> Self {
         if let Some(watch) = &watch {
             // Its head is sent at once; its body waits on the client's window from now.
             busy.wait();
@@ -139,6 +151,7 @@ impl Sending {
             rest: Bytes::new(),
             busy,
             watch,
+            lease,
         }
     }
 }
@@ -152,9 +165,6 @@ impl HttpBody for Sending {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
         let this = self.get_mut();
-        let Some(watch) = &this.watch else {
-            return Pin::new(&mut this.body).poll_frame(cx);
-        };
         // Asked for more: what was handed over has been taken.
         let polled = if this.rest.is_empty() {
             Pin::new(&mut this.body).poll_frame(cx)
@@ -167,13 +177,29 @@ impl HttpBody for Sending {
                 if data.len() > H2_CHUNK {
                     this.rest = data.split_off(H2_CHUNK);
                 }
-                this.busy.wait();
-                watch.wait();
+                if let Some(lease) = &mut this.lease {
+                    lease.release(data.len());
+                }
+                match &this.watch {
+                    Some(watch) => {
+                        this.busy.wait();
+                        watch.wait();
+                    }
+                    // HTTP/1: the last piece is the connection's to write, as a whole
+                    // reply was before (a client that does not read it leaves the
+                    // connection quiet).
+                    None if !(this.rest.is_empty() && this.body.is_end_stream()) => {
+                        this.busy.wait();
+                    }
+                    None => {}
+                }
                 Poll::Ready(Some(Ok(Frame::data(data))))
             }
             other => {
                 this.busy.resume();
-                watch.resume();
+                if let Some(watch) = &this.watch {
+                    watch.resume();
+                }
                 other
             }
         }

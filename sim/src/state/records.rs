@@ -1,6 +1,6 @@
 //! The records both services keep, as they are exported.
 
-use std::collections::BTreeSet;
+use std::{collections::BTreeSet, sync::Arc};
 
 use licensing_sdk::{LicenseType, OrderType, order::types as o};
 use serde::{Deserialize, Serialize};
@@ -105,7 +105,9 @@ pub(crate) struct Origin {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ProductRecord {
     pub id: i64,
-    pub origin: Origin,
+    /// Shared by every product and package one order put on an asset: a batch of 50,000
+    /// orders would otherwise copy each order's six strings once per product and package.
+    pub origin: Arc<Origin>,
     pub product: o::Product,
     /// The CRM id of the package it belongs to.
     pub merchandise: Option<String>,
@@ -117,7 +119,7 @@ pub(crate) struct ProductRecord {
 pub(crate) struct MerchandiseRecord {
     pub id: i64,
     pub parent: Option<i64>,
-    pub origin: Origin,
+    pub origin: Arc<Origin>,
     pub num: String,
     pub name: String,
     pub parent_num: String,

@@ -406,8 +406,22 @@ def well_behaved(sim):
         conn.close()
 
 
-def finding3(binary, work, connections):
-    # (a) Prior knowledge on the plain port.
+def finding3(binary, work, connections, parts="abcd"):
+    cert, key = tls_files(work)
+    base_rss = None
+    if "a" in parts:
+        finding3a(binary, connections)
+    if "b" in parts:
+        finding3b(binary, cert, key, connections)
+    if "c" in parts:
+        finding3c(binary, cert, key)
+    if "d" in parts:
+        base_rss = finding3d(binary, cert, key)
+    return base_rss
+
+
+def finding3a(binary, connections):
+    """Prior knowledge on the plain port."""
     sim = Sim(binary)
     base_rss, _ = sim.memory()
     start = time.monotonic()
@@ -430,8 +444,9 @@ def finding3(binary, work, connections):
         c.sock.close()
     sim.stop()
 
-    # (b) The same over TLS (ALPN h2): the connection cap (1,024) held by zero windows.
-    cert, key = tls_files(work)
+
+def finding3b(binary, cert, key, connections):
+    """The same over TLS (ALPN h2): the connection cap (1,024) held by zero windows."""
     sim = Sim(binary, tls=(cert, key))
     start = time.monotonic()
     conns = []
@@ -464,7 +479,9 @@ def finding3(binary, work, connections):
         c.sock.close()
     sim.stop()
 
-    # (c) 12 zero-window streams, each asking for the journal filled to its bound.
+
+def finding3c(binary, cert, key):
+    """12 zero-window streams, each asking for the journal filled to its bound."""
     sim = Sim(binary, tls=(cert, key))
     conn = sim.connection()
     body = json.dumps({"crmCustomerId": "x" * 16000, "customerName": "y" * 16000, "branchName": "z" * 16000, "address": "w" * 15000}).encode()
@@ -484,11 +501,23 @@ def finding3(binary, work, connections):
     row(
         "3",
         "TLS: 12 zero-window connections, each GET /__sandbox/v1/journal (the journal filled to its 32 MiB bound)",
-        f"{summary(conns)}; {rss - base_rss:.0f} MB held over the server before (each reply built, none sent)",
+        f"{summary(conns)} (200: the reply admitted to the reply budget, 64 MiB; other: 503 with Retry-After); "
+        f"{rss - base_rss:.0f} MB held over the server before",
         "at +3 s",
         sim,
     )
-    pump(conns, 40, start, until=lambda: sum(1 for c in conns for f in c.frames if f[1] == "RST_STREAM") >= 12)
+    conn = sim.connection(timeout=30)
+    status, journal, took = call(conn, "GET", JOURNAL)
+    conn.close()
+    row(
+        "3",
+        "… then a well-behaved HTTPS GET /__sandbox/v1/journal",
+        f"HTTP {status}, {len(journal) / 1e6:.1f} MB (the stalled reply's connection closed to make room)",
+        f"{took * 1000:.0f} ms",
+        sim,
+    )
+    ended = lambda c: c.closed or any(f[1] in ("RST_STREAM", "GOAWAY") for f in c.frames)
+    pump(conns, 40, start, until=lambda: all(ended(c) for c in conns))
     time.sleep(1)
     ended = last(conns, ("RST_STREAM",))
     rss, _ = sim.memory()
@@ -503,7 +532,9 @@ def finding3(binary, work, connections):
         c.sock.close()
     sim.stop()
 
-    # (d) 100 connections × 200 streams of large headers over TLS, window 0.
+
+def finding3d(binary, cert, key):
+    """100 connections × 200 streams of large headers over TLS, window 0."""
     sim = Sim(binary, tls=(cert, key))
     time.sleep(0.5)
     base_rss, _ = sim.memory()
@@ -586,7 +617,7 @@ def main():
     parser.add_argument("--binary", default=os.path.join(target, "release", "licensing-sim"))
     parser.add_argument("--connections", type=int, default=1024, help="connections for finding 3 (default 1,024)")
     parser.add_argument("--out", help="also write the table to this Markdown file")
-    parser.add_argument("--only", help="comma-separated findings to run (1,2,3,4)")
+    parser.add_argument("--only", help="comma-separated findings to run (1,2,3,4; 3a…3d for one case of 3)")
     args = parser.parse_args()
     raise_fd_limit()
     only = set((args.only or "1,2,3,4").split(","))
@@ -595,8 +626,9 @@ def main():
             finding1(args.binary, work)
         if "2" in only:
             finding2(args.binary)
-        if "3" in only:
-            finding3(args.binary, work, args.connections)
+        parts = "".join(o[1:] for o in only if o.startswith("3") and len(o) > 1)
+        if "3" in only or parts:
+            finding3(args.binary, work, args.connections, parts if "3" not in only else "abcd")
         if "4" in only:
             finding4(args.binary, work)
     lines = [

@@ -19,7 +19,7 @@ pub(super) fn apply(
     );
     match plan {
         Plan::NewBuy(buy_order, targets) => {
-            let origin = Origin {
+            let origin = std::sync::Arc::new(Origin {
                 order: order_id.clone(),
                 channel_code: req.channel_code.clone(),
                 channel_order_id: req.channel_order_id.clone(),
@@ -30,7 +30,7 @@ pub(super) fn apply(
                     .clone()
                     .filter(|s| !s.trim().is_empty()),
                 created: now,
-            };
+            });
             for (num, entry) in targets {
                 buy(state, buy_order, &origin, num, entry);
             }
@@ -65,7 +65,7 @@ pub(super) fn apply(
 pub(super) fn buy(
     state: &mut State,
     order: &o::NewBuyOrder,
-    origin: &Origin,
+    origin: &std::sync::Arc<Origin>,
     num: &str,
     entry: &o::Asset,
 ) {
@@ -141,7 +141,7 @@ pub(super) fn buy(
 
 pub(super) fn package(
     state: &mut State,
-    origin: &Origin,
+    origin: &std::sync::Arc<Origin>,
     m: &o::Merchandise,
     parent: Option<i64>,
 ) -> MerchandiseRecord {
