@@ -339,3 +339,77 @@ async fn one_upstream_connection_is_kept_and_one_the_upstream_closed_is_replaced
     assert_eq!((r.status, r.deviations), (200, 0), "{r:?}");
     assert_eq!(sim.stats().connections, 1);
 }
+
+#[tokio::test]
+async fn a_batch_order_is_checked_against_the_branch_its_order_type_names() {
+    let env = support::start().await;
+    let order = json!({
+        "sequence": 1,
+        "customerId": "C-1",
+        "crmCustomerId": "CRM-1",
+        "customerName": "Customer",
+        "channelCustomerId": "CC-ACME",
+        "adminName": "Ada Admin",
+        "adminAccount": "ada",
+        "adminEmail": "ada@example.com",
+        "adminCellNumber": "13800000000",
+        "passwordMobile": "13800000000",
+        "address": "1 Main Street",
+        "customerType": "company",
+        "branchCode": "BR01",
+        "branchName": "North",
+        "enterpriseGlobalId": env.enterprise,
+        "licenseType": "normal_recover_usbkey",
+        "orderType": "new_buy",
+        "assets": [{"assetNos": ["8000000001"], "products": [{
+            "crmProductId": "P-base",
+            "parentCrmProductId": "A-100",
+            "productUri": "base",
+            "productName": "Product base",
+            "gmsPid": "base",
+            "productType": "software",
+            "limitStartDate": 1_767_225_600_000_i64,
+            "limitEndDate": 1_798_761_600_000_i64,
+            "limitConcurrent": 1,
+            "limitTimeDuration": 0,
+            "strictMatchWhenDelete": false,
+            "trial": 0,
+            "trialEndDate": 0,
+            "timeUnit": "year",
+            "timeUnitQuantity": 1,
+            "timeDurationExpression": "1-0-0",
+            "productFeatures": []
+        }]}]
+    });
+    let batch = |order: serde_json::Value| json!({"channelCode": "CH01", "channelOrderId": "CO-1", "syncMode": "sync", "orderList": [order]});
+    let faithful = env
+        .call(
+            "batchOrder",
+            &[],
+            &[("appKey", "app")],
+            Some(batch(order.clone())),
+        )
+        .await;
+    assert_eq!(
+        faithful.deviations,
+        0,
+        "{faithful:?} {:#?}",
+        env.deviations()
+    );
+    let mut broken = order;
+    broken["assets"][0]["products"][0]["limitConcurrent"] = json!("one");
+    let r = env
+        .call("batchOrder", &[], &[("appKey", "app")], Some(batch(broken)))
+        .await;
+    let found = env.deviations();
+    assert_eq!(
+        summary(&found),
+        [(
+            "batchOrder".to_string(),
+            "request",
+            "/body/orderList/0/assets/0/products/0/limitConcurrent".to_string(),
+            "type".to_string()
+        )],
+        "{r:?}"
+    );
+}
