@@ -4,7 +4,9 @@
 //! * `bench-load load`: a load generator, keep-alive connections on one worker thread,
 //!   loading one server or several in turn;
 //! * `bench-load bare-server`: a bare hyper server answering one fixed body, the ceiling
-//!   any server on this machine can reach.
+//!   any server on this machine can reach;
+//! * `bench-load bare-forwarder`: a TCP forwarder copying bytes both ways, the ceiling any
+//!   proxy on this machine can reach.
 
 use std::{
     convert::Infallible,
@@ -40,6 +42,15 @@ enum Cli {
         #[arg(long)]
         port: u16,
     },
+    /// Forward every connection made to 127.0.0.1:PORT to UPSTREAM (`HOST:PORT`) byte for
+    /// byte, one upstream connection per client connection, until killed: what any proxy
+    /// between the two must at least do, the ceiling of the proxy comparison.
+    BareForwarder {
+        #[arg(long)]
+        port: u16,
+        #[arg(long)]
+        upstream: String,
+    },
 }
 
 /// What `load` sends.
@@ -70,6 +81,7 @@ fn main() -> ExitCode {
     let outcome = match Cli::parse() {
         Cli::Load(options) => load(options),
         Cli::BareServer { port } => bare_server(port),
+        Cli::BareForwarder { port, upstream } => bare_forwarder(port, &upstream),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -268,6 +280,32 @@ fn bare_server(port: u16) -> Result<()> {
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), service)
                     .await;
+            });
+        }
+    })
+}
+
+/// Copies bytes between each accepted connection and a connection of its own to
+/// `upstream`, both ways, until either side closes.
+fn bare_forwarder(port: u16, upstream: &str) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let upstream = upstream.to_string();
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))
+            .await
+            .context("binding the bare forwarder")?;
+        loop {
+            let (mut client, _) = listener.accept().await?;
+            let upstream = upstream.clone();
+            tokio::spawn(async move {
+                let Ok(mut server) = tokio::net::TcpStream::connect(upstream.as_str()).await else {
+                    return;
+                };
+                let _ = client.set_nodelay(true);
+                let _ = server.set_nodelay(true);
+                let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
             });
         }
     })

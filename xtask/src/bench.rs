@@ -12,6 +12,7 @@
 //! | paging | the same stream at a tenth of the size | `benches/paging.rs` against `licensing-sim` |
 //! | a hostile reply's peak heap | the reply's size (target ≤ 3×) | `benches/reply.rs` against a server thread of its own |
 //! | bulk submit | the SDK called directly on the same file (`benches/bulk.rs`) | `licensing orders submit`, each side a process against a fresh `licensing-sim` |
+//! | conformance proxy | the simulator direct, same load, in turn | `licensing-sim proxy` in front of `licensing-sim`, both loaded by `bench-load load` |
 //! | build cost | targets (≤ 1 s generation, ≤ 10 s rebuild) | `build.rs`'s own timing; with `--build-cost`, debug `cargo build`s timed |
 //! | a partner's first build | the same hello world on reqwest + serde | with `--partner-build`: `partner_build.rs`, two cold builds |
 //!
@@ -131,6 +132,10 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
     let bulk = bulk(root, &bins, options)?;
     report.bulk(&bulk);
 
+    step("7. conformance proxy: through the proxy against the simulator direct");
+    let proxied = proxy(root, &bins, options)?;
+    report.proxy(&proxied);
+
     if options.smoke {
         eprintln!(
             "\nsmoke run passed in {:.0} s: every benchmark path ran once (no file written)",
@@ -140,13 +145,13 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
     }
     chart(root, &batch)?;
 
-    step("7. build cost");
+    step("8. build cost");
     build_cost(root, &bins.target_dir, options, &mut report)?;
 
     // A partner's first build: measured here on request, else the section measured
     // before (by `cargo xtask partner-build`, or a run with `--partner-build`) is kept.
     let partner = if options.partner_build {
-        step("8. a partner's first build (two cold builds)");
+        step("9. a partner's first build (two cold builds)");
         Some(crate::partner_build::measure(
             root,
             Some(&bins.sim),
@@ -361,7 +366,19 @@ fn wait_for_port(port: u16, child: &mut Child, what: &str) -> Result<()> {
 impl Server {
     /// `licensing-sim` as a user starts it (default settings), plus `extra` flags.
     fn licensing_sim(bins: &Binaries, extra: &[&str]) -> Result<Self> {
+        Self::sim_command(bins, &[], extra)
+    }
+
+    /// `licensing-sim proxy --upstream UPSTREAM` with its default settings, plus `extra`.
+    fn proxy(bins: &Binaries, upstream: &str, extra: &[&str]) -> Result<Self> {
+        Self::sim_command(bins, &["proxy", "--upstream", upstream], extra)
+    }
+
+    /// The simulator's binary with `command` (none: the simulator itself) on a free port,
+    /// once it prints where it listens.
+    fn sim_command(bins: &Binaries, command: &[&str], extra: &[&str]) -> Result<Self> {
         let mut child = Command::new(&bins.sim)
+            .args(command)
             .args(["--addr", "127.0.0.1:0"])
             .args(extra)
             .stdout(Stdio::piped())
@@ -385,6 +402,29 @@ impl Server {
             .spawn()
             .context("starting the bare server")?;
         wait_for_port(port, &mut child, "bare server")?;
+        Ok(Self {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        })
+    }
+
+    /// `bench-load bare-forwarder` in front of `upstream` (an `http://` URL).
+    fn forwarder(bins: &Binaries, upstream: &str) -> Result<Self> {
+        let port = free_port()?;
+        let to = upstream.strip_prefix("http://").with_context(|| {
+            format!("the forwarder's upstream is not an http:// URL: {upstream}")
+        })?;
+        let mut child = Command::new(&bins.load)
+            .args([
+                "bare-forwarder",
+                "--port",
+                &port.to_string(),
+                "--upstream",
+                to,
+            ])
+            .spawn()
+            .context("starting the bare forwarder")?;
+        wait_for_port(port, &mut child, "bare forwarder")?;
         Ok(Self {
             child,
             url: format!("http://127.0.0.1:{port}"),
@@ -543,6 +583,21 @@ fn load(
     endpoint: Endpoint,
     seconds: u64,
 ) -> Result<Vec<Value>> {
+    load_with(root, bins, urls, endpoint, seconds, LOAD_CONNECTIONS)
+}
+
+/// Keep-alive connections per server in the throughput comparisons.
+const LOAD_CONNECTIONS: usize = 16;
+
+/// [`load`] with `connections` keep-alive connections per server.
+fn load_with(
+    root: &Path,
+    bins: &Binaries,
+    urls: &[&str],
+    endpoint: Endpoint,
+    seconds: u64,
+    connections: usize,
+) -> Result<Vec<Value>> {
     let (id, params, body) = endpoint.request();
     let (method, path) = crate::spec::operation(root, id)?;
     let path = format!("{path}?{params}");
@@ -557,7 +612,7 @@ fn load(
         "--slice-ms",
         &SLICE_MS.to_string(),
         "--concurrency",
-        "16",
+        &connections.to_string(),
     ]);
     for url in urls {
         cmd.arg("--url").arg(format!("{url}{path}"));
@@ -753,6 +808,114 @@ fn throughput(root: &Path, bins: &Binaries, options: &Options, report: &mut Repo
     Ok(())
 }
 
+// ---------------------------------------------------------------------- conformance proxy
+
+/// The three ways to the simulator the proxy comparison loads, in the order of their
+/// results: direct, through a TCP forwarder, through `licensing-sim proxy`.
+const WAYS: [&str; 3] = ["direct", "forwarder", "proxy"];
+
+/// `licensing-sim proxy` in front of a simulator against that simulator direct, on both
+/// endpoints, with a bare TCP forwarder in front of the same simulator as the ceiling any
+/// proxy reaches on this machine (the same two sockets per request, no HTTP read). In each
+/// round the three are loaded in turn, in slices, within one `bench-load load` process (so
+/// all meet the machine as it is then), first with the throughput comparison's
+/// connections, then with one connection for the latency the proxy adds. Every reply must
+/// be a success and the proxy's report empty: a faithful upstream's traffic takes the
+/// proxy's common path, the one measured.
+fn proxy(root: &Path, bins: &Binaries, options: &Options) -> Result<Value> {
+    let (rounds, seconds) = match (options.smoke, options.quick) {
+        (true, _) => (1, 1),
+        (false, true) => (2, 1),
+        (false, false) => (5, 2),
+    };
+    let sim = Server::licensing_sim(bins, &[])?;
+    let report_file = bins.target_dir.join("bench-proxy-deviations.jsonl");
+    let _ = std::fs::remove_file(&report_file);
+    let report_arg = report_file
+        .to_str()
+        .context("the target directory's path is not UTF-8")?;
+    let proxy = Server::proxy(bins, &sim.url, &["--report", report_arg])?;
+    let forwarder = Server::forwarder(bins, &sim.url)?;
+    bind_customer(&sim.url)?;
+    let servers = [&sim, &forwarder, &proxy];
+    let mut results = serde_json::Map::new();
+    for (label, endpoint) in [("read", Endpoint::Read), ("write", Endpoint::Write)] {
+        if !options.smoke {
+            let urls: Vec<&str> = servers.iter().map(|s| s.url.as_str()).collect();
+            load(root, bins, &urls, endpoint, 1)?;
+        }
+        // Per way, its runs with many connections and with one.
+        let mut loaded: [Vec<Value>; 3] = Default::default();
+        let mut single: [Vec<Value>; 3] = Default::default();
+        for round in 0..rounds {
+            // Each way starts a round in turn.
+            let order: Vec<usize> = (0..3).map(|i| (i + round) % 3).collect();
+            let urls: Vec<&str> = order.iter().map(|&i| servers[i].url.as_str()).collect();
+            for (connections, into) in [(LOAD_CONNECTIONS, &mut loaded), (1, &mut single)] {
+                let got = load_with(root, bins, &urls, endpoint, seconds, connections)?;
+                if got.len() != 3 {
+                    bail!("{} load results, not 3", got.len());
+                }
+                for (&i, r) in order.iter().zip(got) {
+                    eprintln!(
+                        "proxy comparison, {label}, round {}, {connections} connection(s), {}: {r}",
+                        round + 1,
+                        WAYS[i]
+                    );
+                    if r["requests"] == 0 || r["errors"] != 0 {
+                        bail!("{} {label}: the load run failed: {r}", WAYS[i]);
+                    }
+                    into[i].push(r);
+                }
+            }
+        }
+        let of = |runs: &[Value], key: &str| median(runs.iter().map(|r| f(&r[key])).collect());
+        // Round by round: `a`'s rate over `b`'s, their median and range.
+        let ratio = |a: usize, b: usize| {
+            let ratios: Vec<f64> = loaded[a]
+                .iter()
+                .zip(&loaded[b])
+                .map(|(x, y)| f(&x["rps"]) / f(&y["rps"]))
+                .collect();
+            json!({
+                "median": median(ratios.clone()),
+                "range": [
+                    ratios.iter().copied().fold(f64::INFINITY, f64::min),
+                    ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                ],
+            })
+        };
+        let mut entry = json!({
+            "proxy_vs_direct": ratio(2, 0),
+            "forwarder_vs_direct": ratio(1, 0),
+            "proxy_vs_forwarder": ratio(2, 1),
+            "added_p50_us": median(
+                single[2].iter().zip(&single[0]).map(|(p, d)| f(&p["p50_us"]) - f(&d["p50_us"])).collect()
+            ),
+            "rounds": rounds, "seconds": seconds,
+        });
+        for (i, way) in WAYS.iter().enumerate() {
+            entry[*way] = json!({
+                "rps": of(&loaded[i], "rps"), "p99_us": of(&loaded[i], "p99_us"),
+                "p50_us_single": of(&single[i], "p50_us"),
+            });
+        }
+        results.insert(label.to_string(), entry);
+    }
+    let deviations = std::fs::read_to_string(&report_file)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    if deviations != 0 {
+        bail!(
+            "the proxy reported {deviations} deviation(s) of the simulator's replies ({}): \
+             the benchmark measures its path for faithful traffic",
+            report_file.display()
+        );
+    }
+    Ok(Value::Object(results))
+}
+
 /// The servers of the throughput comparison, in the order their results are kept.
 const SERVERS: [&str; 3] = ["licensing-sim", "bare hyper", "prism"];
 
@@ -860,8 +1023,10 @@ const BULK_ORDERS: usize = 10_000;
 /// The command line's defaults (`cli/src/bulk.rs`), given to both sides explicitly.
 const BULK_BATCH: usize = 500;
 const BULK_CONCURRENCY: usize = 4;
-/// Repetitions of the pair (each side once), each side first in every other one.
-const BULK_REPS: usize = 9;
+/// Repetitions of the pair (each side once), each side first in every other one. A run
+/// takes about 0.15 s, so one pair's ratio moves by a fifth with the machine's jitter;
+/// 25 pairs (about 8 s with the simulators' starts) give a median that holds still.
+const BULK_REPS: usize = 25;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum BulkSide {
@@ -1725,6 +1890,85 @@ impl Report {
             cli.len(),
             list(&cli),
             list(&sdk)
+        ));
+    }
+
+    fn proxy(&mut self, p: &Value) {
+        let range = |r: &Value| {
+            format!(
+                "{:.2}× ({:.2}–{:.2})",
+                f(&r["median"]),
+                f(&r["range"][0]),
+                f(&r["range"][1])
+            )
+        };
+        for (label, what) in [
+            ("read", "read `enterprise/user/query`"),
+            ("write", "write `shellnums`"),
+        ] {
+            let r = &p[label];
+            let (direct, forwarder, proxy) = (&r["direct"], &r["forwarder"], &r["proxy"]);
+            let rate = |w: &Value| {
+                format!(
+                    "{:.0} req/s, p99 {:.2} ms",
+                    f(&w["rps"]),
+                    f(&w["p99_us"]) / 1000.0
+                )
+            };
+            let ratio = f(&r["proxy_vs_direct"]["median"]);
+            let name = format!(
+                "conformance proxy throughput, {what}, through `licensing-sim proxy` vs the simulator direct"
+            );
+            let target = self.target(&name, "≥ 0.5×", ratio >= 0.5);
+            self.row(
+                name,
+                format!("{} (direct)", rate(direct)),
+                rate(proxy),
+                range(&r["proxy_vs_direct"]),
+                target,
+                "cargo xtask bench",
+            );
+            self.row(
+                format!(
+                    "conformance proxy throughput, {what}, a bare TCP forwarder vs the simulator direct (the ceiling)"
+                ),
+                format!("{} (direct)", rate(direct)),
+                format!("{} (forwarder)", rate(forwarder)),
+                range(&r["forwarder_vs_direct"]),
+                "— (what any proxy here can reach)".into(),
+                "cargo xtask bench",
+            );
+            self.row(
+                format!("conformance proxy throughput, {what}, `licensing-sim proxy` vs the bare TCP forwarder"),
+                format!("{} (forwarder)", rate(forwarder)),
+                rate(proxy),
+                range(&r["proxy_vs_forwarder"]),
+                "— (the proxy's own cost)".into(),
+                "cargo xtask bench",
+            );
+            self.row(
+                format!("conformance proxy, added median latency, {what}, one connection"),
+                format!("{:.0} µs (direct)", f(&direct["p50_us_single"])),
+                format!("{:.0} µs (through the proxy)", f(&proxy["p50_us_single"])),
+                format!("+{:.0} µs", f(&r["added_p50_us"])),
+                "— (reported)".into(),
+                "cargo xtask bench",
+            );
+        }
+        let r = &p["read"];
+        self.notes.push(format!(
+            "Conformance proxy: `licensing-sim proxy --upstream URL` (release build, its default settings and a report \
+             file) in front of a `licensing-sim` with its default settings, against that simulator direct and through \
+             `bench-load bare-forwarder`, a TCP forwarder that copies bytes both ways over one upstream connection per \
+             client connection (the same four socket reads and writes per request as the proxy, no HTTP parsed: the \
+             ceiling of any proxy on this machine). Per endpoint, after a warm-up of 1 s, {} rounds; in each, the three \
+             are loaded for {} s each, taking turns in slices of {SLICE_MS} ms within one `bench-load load` process \
+             (each starts a round in turn), first with {LOAD_CONNECTIONS} keep-alive connections each (req/s, p99; a \
+             ratio is the median of the rounds' ratios, with their range), then with one connection each (the median \
+             latencies, and the median of the rounds' differences). The proxy checks every request and reply against \
+             the documents; every reply was a success and its report stayed empty (the traffic is faithful). The \
+             proxy or forwarder, the simulator and the load generator share the machine's cores.",
+            r["rounds"], r["seconds"]
         ));
     }
 
