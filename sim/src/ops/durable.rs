@@ -99,10 +99,19 @@ const PLACEHOLDER: &str = "[REDACTED]";
 
 /// Whether a parameter or field name carries a secret: tokens, passwords, keys.
 pub(crate) fn is_secret(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    ["password", "token", "secret", "appkey", "authorization"]
+    // Asked of every query parameter of every request (the journal's target, the state
+    // log's query): compared in place, ignoring ASCII case, without a lowercased copy.
+    const SECRETS: [&[u8]; 5] = [
+        b"password",
+        b"token",
+        b"secret",
+        b"appkey",
+        b"authorization",
+    ];
+    let name = name.as_bytes();
+    SECRETS
         .iter()
-        .any(|s| name.contains(s))
+        .any(|s| name.len() >= s.len() && name.windows(s.len()).any(|w| w.eq_ignore_ascii_case(s)))
 }
 
 /// The query as the log keeps it: no `g_nonce` (the gate checked it; replay does not),
@@ -533,4 +542,34 @@ fn entry(payload: &Bytes) -> Result<(Entry, Bytes), String> {
         .ok_or("no entry line")?;
     let entry = serde_json::from_slice(&payload[..split]).map_err(|e| e.to_string())?;
     Ok((entry, payload.slice(split + 1..)))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn secret_names_are_found_whatever_their_case() {
+        for name in [
+            "appKey",
+            "APPKEY",
+            "password",
+            "passwordMobile",
+            "clientToken",
+            "usertoken",
+            "x-Secret-id",
+            "Authorization",
+        ] {
+            assert!(super::is_secret(name), "{name}");
+        }
+        for name in [
+            "g_nonce",
+            "channelCode",
+            "pass",
+            "tok",
+            "app_key",
+            "",
+            "ключ",
+        ] {
+            assert!(!super::is_secret(name), "{name}");
+        }
+    }
 }

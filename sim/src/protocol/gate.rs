@@ -73,7 +73,12 @@ fn redacted_target(parts: &Parts) -> Box<str> {
     };
     let secret = |pair: &str| {
         let name = pair.split('=').next().unwrap_or("");
-        ops::is_secret(&percent_encoding::percent_decode_str(name).decode_utf8_lossy())
+        // Names are rarely encoded: decoded only when they are.
+        if name.contains('%') {
+            ops::is_secret(&percent_encoding::percent_decode_str(name).decode_utf8_lossy())
+        } else {
+            ops::is_secret(name)
+        }
     };
     if !query.split('&').any(secret) {
         return parts
@@ -273,7 +278,27 @@ async fn apply(effect: Effect, response: Response) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use super::long_string;
+    use super::{long_string, redacted_target};
+
+    #[test]
+    fn credentials_in_the_query_are_redacted_encoded_names_too() {
+        let target = |uri: &str| {
+            let (parts, ()) = axum::http::Request::builder()
+                .uri(uri)
+                .body(())
+                .unwrap()
+                .into_parts();
+            redacted_target(&parts).to_string()
+        };
+        assert_eq!(target("/a/b"), "/a/b");
+        assert_eq!(target("/a/b?x=1&g_nonce=n"), "/a/b?x=1&g_nonce=n");
+        assert_eq!(
+            target("/a?appKey=k1&g_nonce=n"),
+            "/a?appKey=[REDACTED]&g_nonce=n"
+        );
+        assert_eq!(target("/a?x=1&%61ppKey=k1"), "/a?x=1&%61ppKey=[REDACTED]");
+        assert_eq!(target("/a?PassWord=p"), "/a?PassWord=[REDACTED]");
+    }
 
     #[test]
     fn long_strings_are_found_escapes_and_all() {

@@ -201,8 +201,9 @@ impl Journal {
             let mut inner = self.inner();
             inner.next_seq += 1;
             kept.seq = inner.next_seq;
-            // Bounded in entries and in bytes: the oldest go first.
-            let mut evicted = Vec::new();
+            // Bounded in entries and in bytes: the oldest go first. A full journal evicts
+            // one entry per push, kept without a list (an allocation per request else).
+            let mut evicted = (None, Vec::new());
             while !inner.entries.is_empty()
                 && (inner.entries.len() >= self.capacity || inner.bytes + size > self.max_bytes)
             {
@@ -211,7 +212,10 @@ impl Journal {
                 };
                 inner.bytes -= old.size();
                 inner.dropped += 1;
-                evicted.push(old);
+                match evicted.0 {
+                    None => evicted.0 = Some(old),
+                    Some(_) => evicted.1.push(old),
+                }
             }
             inner.bytes += size;
             inner.entries.push_back(kept);
