@@ -171,6 +171,37 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
     Ok(())
 }
 
+/// The machine the run measured, as far as Linux and the toolchain tell: CPU model, cores,
+/// memory, kernel, compiler.
+fn machine() -> String {
+    let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+    let field = |text: &str, name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let cpuinfo = read("/proc/cpuinfo");
+    let cpu = field(&cpuinfo, "model name").unwrap_or_else(|| "CPU model unknown".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let memory = field(&read("/proc/meminfo"), "MemTotal")
+        .and_then(|v| v.trim_end_matches(" kB").trim().parse::<f64>().ok())
+        .map_or_else(
+            || "memory unknown".into(),
+            |kb| format!("{:.0} GiB", kb / 1048576.0),
+        );
+    let kernel = read("/proc/sys/kernel/osrelease");
+    let rustc = Command::new("rustc")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    format!(
+        "{cpu}, {cores} cores available, {memory}, Linux {}, {rustc}",
+        kernel.trim()
+    )
+}
+
 fn step(what: &str) {
     static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     let at = START.get_or_init(Instant::now).elapsed().as_secs();
@@ -1621,6 +1652,31 @@ impl Report {
                 "cargo xtask bench",
             );
         }
+        // The least a round trip takes in this design, against the same floor.
+        let bounds: Vec<String> = rows
+            .iter()
+            .filter(|r| refused(r).is_none())
+            .map(|r| {
+                let bound = f(&r["client"]["sdk_us"]) + f(&r["sim"]["bare_us"]);
+                format!(
+                    "{} at {}",
+                    times(bound / f(&r["round_trip"]["floor_us"])),
+                    thousands(f(&r["orders"]))
+                )
+            })
+            .collect();
+        if !bounds.is_empty() {
+            self.notes.push(format!(
+                "Round trip against its floor: the SDK's client side (its own work, no network) plus the bare \
+                 handler's time (the body sent over loopback, parsed into the same generated types, a reply of the same \
+                 size sent back and read) is what a round trip takes with a simulator that does nothing but parse, as \
+                 long as the client serializes the whole body before sending it (it is validated first, and sent with \
+                 its length) and the server reads the whole body before parsing it (its size is bounded first). Over \
+                 the serialize + parse floor, in which the two steps follow each other on one core with no network \
+                 between them, that sum is {}.",
+                bounds.join(", ")
+            ));
+        }
         for r in &rows {
             let n = f(&r["orders"]);
             let payload = f(&r["payload_bytes"]);
@@ -2113,6 +2169,7 @@ impl Report {
              numbers depend on the machine. Regenerate with `cargo xtask bench`.\n",
             elapsed.as_secs_f64()
         );
+        let _ = writeln!(s, "Machine: {}.\n", machine());
         if self.missed.is_empty() {
             let _ = writeln!(s, "Targets: all {} met.\n", self.met);
         } else {
