@@ -14,7 +14,7 @@ use std::{
 };
 
 use axum::{
-    body::Body,
+    body::{Body, Bytes},
     http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode, header, request::Parts},
 };
 use serde_json::{Value, json};
@@ -66,12 +66,27 @@ impl Ids {
         }
     }
 
+    /// `prefix-000042`, the counter zero-padded to six digits at least. Written by hand
+    /// (`format!` cost a thousand instructions an exchange) and at its exact length, which
+    /// the header value takes as it is, with no further allocation.
     fn next(&self) -> String {
-        format!(
-            "{}-{:06}",
-            self.prefix,
-            self.next.fetch_add(1, Ordering::Relaxed)
-        )
+        let mut n = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut digits = [b'0'; 20];
+        let mut start = digits.len();
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let start = start.min(digits.len() - 6);
+        let mut id = String::with_capacity(self.prefix.len() + 1 + digits.len() - start);
+        id.push_str(&self.prefix);
+        id.push('-');
+        id.extend(digits[start..].iter().map(|&d| char::from(d)));
+        id
     }
 }
 
@@ -144,9 +159,10 @@ fn own_reply(status: StatusCode, body: Value) -> Response<Body> {
     response
 }
 
-/// The request's headers as forwarded: without the hop-by-hop ones.
+/// The request's headers as forwarded: without the hop-by-hop ones, with room for the
+/// `Host` and `Content-Length` the upstream client sets.
 fn forwarded(headers: &HeaderMap) -> HeaderMap {
-    let mut out = HeaderMap::with_capacity(headers.len());
+    let mut out = HeaderMap::with_capacity(headers.len() + 2);
     for (name, value) in headers {
         if !hop_by_hop(name) {
             out.append(name.clone(), value.clone());
@@ -180,11 +196,39 @@ fn deviations(
 
 /// The query's pairs, decoded (borrowed where nothing was encoded).
 fn query_pairs(parts: &Parts) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
-    parts
-        .uri
-        .query()
-        .map(|q| form_urlencoded::parse(q.as_bytes()).collect())
-        .unwrap_or_default()
+    parts.uri.query().map(parse_query).unwrap_or_default()
+}
+
+/// A query's pairs as `form_urlencoded` reads them. Without a `%` or `+` nothing is
+/// encoded: split as it splits (empty pieces skipped, a key without `=` given an empty
+/// value) and borrowed, in one pass and without its decoding of every piece.
+fn parse_query(query: &str) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
+    let mut pairs = Vec::new();
+    // A piece, split at its first `=`; an empty one is skipped.
+    let mut piece = |start: usize, eq: Option<usize>, end: usize| {
+        if end > start {
+            let (key, value) = match eq {
+                Some(eq) => (&query[start..eq], &query[eq + 1..end]),
+                None => (&query[start..end], ""),
+            };
+            pairs.push((Cow::Borrowed(key), Cow::Borrowed(value)));
+        }
+    };
+    // Where the current piece starts, and its first `=`.
+    let (mut start, mut eq) = (0, None);
+    for (at, byte) in query.bytes().enumerate() {
+        match byte {
+            b'%' | b'+' => return form_urlencoded::parse(query.as_bytes()).collect(),
+            b'=' => eq = eq.or(Some(at)),
+            b'&' => {
+                piece(start, eq, at);
+                (start, eq) = (at + 1, None);
+            }
+            _ => {}
+        }
+    }
+    piece(start, eq, query.len());
+    pairs
 }
 
 async fn exchange(shared: &Shared, parts: Parts, body: ReadBody) -> Response<Body> {
@@ -198,7 +242,7 @@ async fn exchange(shared: &Shared, parts: Parts, body: ReadBody) -> Response<Bod
                 StatusCode::SERVICE_UNAVAILABLE,
                 json!({"message": format!("the request's body was not read: {cause}"), "exchange": id}),
             );
-            stamp(&mut response, 0, &id);
+            stamp(&mut response, 0, id);
             return response;
         }
     };
@@ -293,21 +337,6 @@ async fn exchange(shared: &Shared, parts: Parts, body: ReadBody) -> Response<Bod
             &time,
         ));
     }
-    let mut response = match &reply {
-        Err(own) => {
-            let mut copy = Response::new(Body::empty());
-            *copy.status_mut() = own.status();
-            *copy.headers_mut() = own.headers().clone();
-            copy
-        }
-        Ok(_) if strict => strict_reply(&id, &found),
-        Ok((status, headers, reply_body)) => {
-            let mut response = Response::new(Body::from(reply_body.clone()));
-            *response.status_mut() = *status;
-            *response.headers_mut() = headers.clone();
-            response
-        }
-    };
     report(shared, &found);
     tracing::debug!(exchange = %id, operation, deviations = found.len(), ?outcome, "exchange");
     let exchange = Exchange {
@@ -328,10 +357,18 @@ async fn exchange(shared: &Shared, parts: Parts, body: ReadBody) -> Response<Bod
             .push(&id, har::recorded(&exchange), found.clone());
     }
     shared.recorder.record(exchange);
-    if let Err(own) = reply {
-        response = own;
-    }
-    stamp(&mut response, found.len(), &id);
+    // Built once the recording no longer borrows the reply: the upstream's moves in.
+    let mut response = match reply {
+        Err(own) => own,
+        Ok(_) if strict => strict_reply(&id, &found),
+        Ok((status, headers, reply_body)) => {
+            let mut response = Response::new(Body::from(reply_body));
+            *response.status_mut() = status;
+            *response.headers_mut() = headers;
+            response
+        }
+    };
+    stamp(&mut response, found.len(), id);
     response
 }
 
@@ -372,11 +409,23 @@ fn strict_reply(id: &str, found: &[Deviation]) -> Response<Body> {
     )
 }
 
-fn stamp(response: &mut Response<Body>, deviations: usize, id: &str) {
+/// The stamp's header names, built once: inserting by `&str` copies a custom name anew.
+static DEVIATIONS: HeaderName = HeaderName::from_static(DEVIATIONS_HEADER);
+static EXCHANGE: HeaderName = HeaderName::from_static(EXCHANGE_HEADER);
+
+fn stamp(response: &mut Response<Body>, deviations: usize, id: String) {
     let headers = response.headers_mut();
-    headers.insert(DEVIATIONS_HEADER, HeaderValue::from(deviations));
-    if let Ok(id) = HeaderValue::from_str(id) {
-        headers.insert(EXCHANGE_HEADER, id);
+    // The upstream's reply may have no room left: grown once for both.
+    headers.reserve(2);
+    let count = match deviations {
+        // Nearly every exchange: nothing to allocate.
+        0 => HeaderValue::from_static("0"),
+        n => HeaderValue::from(n),
+    };
+    headers.insert(&DEVIATIONS, count);
+    // The id's buffer, taken as it is (its exact length, so not copied).
+    if let Ok(id) = HeaderValue::from_maybe_shared(Bytes::from(id)) {
+        headers.insert(&EXCHANGE, id);
     }
 }
 
@@ -396,5 +445,64 @@ fn report(shared: &Shared, found: &[Deviation]) {
     let mut file = file.lock().unwrap_or_else(PoisonError::into_inner);
     if let Err(e) = file.write_all(&lines) {
         tracing::error!(error = %e, "the report cannot be written");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path reads a query as `form_urlencoded` does; one with anything to decode
+    /// is left to it.
+    #[test]
+    fn query_pairs_as_form_urlencoded() {
+        let queries = [
+            "",
+            "a",
+            "a=",
+            "=",
+            "=1",
+            "&&a=1&",
+            "a=1&b=2",
+            "a=1=2&b",
+            "a=1&a=2&&&b=",
+            "channelCode=CH01&channelCustomerId=CC-42&defaultCustomer=N&g_nonce=7",
+            "a=%20b",
+            "a=b+c",
+            "%61=1&b",
+            "a=%zz&b=%",
+            "a+b=c%2Bd",
+            "n=%E4%B8%AD&m=%FF",
+            "é=ü&x",
+        ];
+        let same = |query: &str| {
+            let expected: Vec<(Cow<'_, str>, Cow<'_, str>)> =
+                form_urlencoded::parse(query.as_bytes()).collect();
+            assert_eq!(parse_query(query), expected, "{query:?}");
+        };
+        queries.into_iter().for_each(same);
+        // And every query of up to five of `a`, `=`, `&`, `%`, `+`.
+        let mut queries = vec![String::new()];
+        for _ in 0..5 {
+            queries = queries
+                .iter()
+                .flat_map(|q| ['a', '=', '&', '%', '+'].map(|c| format!("{q}{c}")))
+                .collect();
+            queries.iter().map(String::as_str).for_each(same);
+        }
+    }
+
+    #[test]
+    fn ids_as_formatted() {
+        for n in [1, 42, 999_999, 1_000_000, 1_234_567, u64::MAX] {
+            let ids = Ids {
+                prefix: "0a1b2c3d".into(),
+                next: AtomicU64::new(n),
+            };
+            let id = ids.next();
+            assert_eq!(id, format!("0a1b2c3d-{n:06}"));
+            assert_eq!(id.capacity(), id.len(), "{id}");
+            assert_eq!(ids.next(), format!("0a1b2c3d-{:06}", n.wrapping_add(1)));
+        }
     }
 }

@@ -157,13 +157,7 @@ impl Upstream {
         mut headers: HeaderMap,
         body: Option<Bytes>,
     ) -> Result<(StatusCode, HeaderMap, Bytes), Failed> {
-        let target = target.map_or("/", PathAndQuery::as_str);
-        let path_and_query = if self.base.is_empty() {
-            PathAndQuery::try_from(target)
-        } else {
-            PathAndQuery::try_from(format!("{}{target}", self.base))
-        }
-        .map_err(|_| Failed(StatusCode::BAD_REQUEST, "an invalid request target".into()))?;
+        let path_and_query = request_target(&self.base, target)?;
         headers.insert(header::HOST, self.host_header.clone());
         // A request sent without a body (a GET) goes on without one, not with an empty one.
         if let Some(body) = &body {
@@ -325,6 +319,25 @@ impl Upstream {
     }
 }
 
+/// The target sent upstream: the client's, below the upstream URL's path.
+fn request_target(base: &str, target: Option<&PathAndQuery>) -> Result<PathAndQuery, Failed> {
+    match target {
+        // Already parsed: cloned (its bytes are shared), not parsed again. `/` is parsed
+        // anew: it may stand for an empty target, which as it is would leave the request
+        // line without one.
+        Some(target) if base.is_empty() && target.as_str() != "/" => Ok(target.clone()),
+        _ => {
+            let target = target.map_or("/", PathAndQuery::as_str);
+            if base.is_empty() {
+                PathAndQuery::try_from(target)
+            } else {
+                PathAndQuery::try_from(format!("{base}{target}"))
+            }
+            .map_err(|_| Failed(StatusCode::BAD_REQUEST, "an invalid request target".into()))
+        }
+    }
+}
+
 /// Whether a connection takes a new request now, driving it first so that it notices
 /// what happened while it sat idle (the upstream closing it), and without waiting on the
 /// network: an open idle connection says so at once.
@@ -398,4 +411,54 @@ fn tls_config(ca_files: &[PathBuf]) -> Result<rustls::ClientConfig, String> {
                 .with_custom_certificate_verifier(Arc::new(verifier))
                 .with_no_client_auth()
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The target as sent (the request line's) is the one parsed from the client's text,
+    /// cloned or not.
+    #[test]
+    fn request_target_as_parsed_from_its_text() {
+        let mut uris = [
+            "/",
+            "/a/b?x=1&y=%20+z",
+            "/a?",
+            "*",
+            "http://host",
+            "http://host?x=1",
+            "http://host/a/b?x",
+        ]
+        .map(Uri::from_static)
+        .to_vec();
+        // An empty target, which `as_str` shows as `/`.
+        uris.push(
+            Uri::builder()
+                .scheme("http")
+                .authority("host")
+                .path_and_query("")
+                .build()
+                .unwrap(),
+        );
+        for uri in uris {
+            let target = uri.path_and_query();
+            for base in ["", "/base"] {
+                let parsed = PathAndQuery::try_from(format!(
+                    "{base}{}",
+                    target.map_or("/", PathAndQuery::as_str)
+                ))
+                .unwrap();
+                let Ok(sent) = request_target(base, target) else {
+                    panic!("{uri}: no target");
+                };
+                assert_eq!(
+                    Uri::from(sent).to_string(),
+                    Uri::from(parsed).to_string(),
+                    "{uri} below `{base}`"
+                );
+            }
+        }
+        assert_eq!(request_target("", None).ok().unwrap(), "/");
+    }
 }
