@@ -427,35 +427,30 @@ impl Server {
     }
 
     fn bare(bins: &Binaries) -> Result<Self> {
-        let port = free_port()?;
-        let mut child = Command::new(&bins.load)
-            .args(["bare-server", "--port", &port.to_string()])
-            .spawn()
-            .context("starting the bare server")?;
-        wait_for_port(port, &mut child, "bare server")?;
-        Ok(Self {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-        })
+        Self::bench_load(bins, "bare server", &["bare-server"])
     }
 
     /// `bench-load bare-forwarder` in front of `upstream` (an `http://` URL).
     fn forwarder(bins: &Binaries, upstream: &str) -> Result<Self> {
-        let port = free_port()?;
         let to = upstream.strip_prefix("http://").with_context(|| {
             format!("the forwarder's upstream is not an http:// URL: {upstream}")
         })?;
+        Self::bench_load(
+            bins,
+            "bare forwarder",
+            &["bare-forwarder", "--upstream", to],
+        )
+    }
+
+    /// A server of `bench-load` (`command`, then `--port` with a free port), once it listens.
+    fn bench_load(bins: &Binaries, what: &str, command: &[&str]) -> Result<Self> {
+        let port = free_port()?;
         let mut child = Command::new(&bins.load)
-            .args([
-                "bare-forwarder",
-                "--port",
-                &port.to_string(),
-                "--upstream",
-                to,
-            ])
+            .args(command)
+            .args(["--port", &port.to_string()])
             .spawn()
-            .context("starting the bare forwarder")?;
-        wait_for_port(port, &mut child, "bare forwarder")?;
+            .with_context(|| format!("starting the {what}"))?;
+        wait_for_port(port, &mut child, what)?;
         Ok(Self {
             child,
             url: format!("http://127.0.0.1:{port}"),
