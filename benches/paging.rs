@@ -3,14 +3,17 @@
 //! time per item and the client's peak heap during the whole stream, which stays flat
 //! when the stream holds one page at a time rather than collecting.
 //!
-//! The enterprise is made through the simulator's admin API (`POST /__sandbox/v1/seed`,
-//! which adds the employees with the member center's own `addMembers`, 100 at a time, in
-//! the simulator's process), after a reset. The simulator runs in its own process
+//! One enterprise per size is made through the simulator's admin API (`POST
+//! /__sandbox/v1/seed`, which adds the employees with the member center's own
+//! `addMembers`, 100 at a time, in the simulator's process), all in one seed after a
+//! reset, so every stream meets the same state. The simulator runs in its own process
 //! (`LICENSING_SIM_URL`, started by `cargo xtask bench` with a trial member limit of
-//! 100,000). Times are medians of 3 runs (fewer when a size has taken 30 s already: at
-//! least one is measured). Prints one JSON object. Without `--bench` (under `cargo test`)
-//! it streams 250 employees in pages of 100 from an in-process simulator once and only
-//! checks the items.
+//! 100,000). After one unmeasured stream of each size, [`ROUNDS`] rounds each stream the
+//! smallest enterprise [`FLANK`] times and every larger one once, so the sizes meet the
+//! machine as it is then (a 10,000-item stream takes some 25 ms, in which a shared machine
+//! drifts by more than the target's margin); times are the medians of their streams.
+//! Prints one JSON object. Without `--bench` (under `cargo test`) it streams 250
+//! employees in pages of 100 from an in-process simulator once and only checks the items.
 
 mod common;
 
@@ -28,20 +31,19 @@ const SMOKE_SIZES: [usize; 1] = [250];
 /// The largest page the member center serves.
 const PAGE_SIZE: u32 = 1000;
 const SMOKE_PAGE_SIZE: u32 = 100;
-/// Measured runs per size; fewer when they take long (see [`BUDGET`]).
-const RUNS: usize = 3;
-/// Time after which no further run of a size starts: one run of a slow stream is
-/// reported rather than the benchmark taking minutes.
-const BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
+/// Rounds of streams (see the module's documentation).
+const ROUNDS: usize = 5;
+/// Streams of the smallest size per round.
+const FLANK: usize = 3;
 
-/// An enterprise with `n` employees (`e1`, `e2`, …).
-fn seed(n: usize) -> Value {
+/// An enterprise with `n` employees (`e{k}n1`, `e{k}n2`, …), the `k`th of the seed.
+fn enterprise(k: usize, n: usize) -> Value {
     let members: Vec<Value> = (1..=n)
-        .map(|i| json!({"userName": format!("e{i}"), "password": format!("Pass-{i:06}"), "name": format!("Employee {i}")}))
+        .map(|i| json!({"userName": format!("e{k}n{i}"), "password": format!("Pass-{i:06}"), "name": format!("Employee {i}")}))
         .collect();
-    json!({"enterprises": [{
-        "name": "Paging Bench", "crmCustomerId": "CRM-PAGING", "members": members,
-    }]})
+    json!({
+        "name": format!("Paging Bench {k}"), "crmCustomerId": format!("CRM-PAGING-{k}"), "members": members,
+    })
 }
 
 fn main() {
@@ -57,10 +59,41 @@ fn main() {
     println!("{out}");
 }
 
+/// One whole stream of the enterprise's `n` employees: the time per item in µs and the
+/// client's peak heap growth.
+async fn stream_all(
+    client: &licensing_sdk::member::Client,
+    enterprise: &str,
+    page_size: u32,
+    n: usize,
+) -> (f64, usize) {
+    let heap = Heap::start();
+    let t = Instant::now();
+    let mut stream = client
+        .list_members()
+        .enterprise_global_id(enterprise)
+        .page_size(page_size)
+        .stream();
+    let (mut count, mut last_id) = (0usize, 0i64);
+    while let Some(item) = stream.next().await {
+        let item = item.unwrap();
+        // Oldest first, each employee once.
+        let id: i64 = item.id.parse().unwrap();
+        assert!(id > last_id, "ids increase: {id} after {last_id}");
+        last_id = id;
+        count += 1;
+    }
+    drop(stream);
+    let elapsed = t.elapsed().as_secs_f64() * 1e6;
+    // The two employees every enterprise starts with, and the seeded ones.
+    assert_eq!(count, n + 2, "every employee once");
+    (elapsed / count as f64, heap.peak())
+}
+
 async fn run(mode: Mode) -> Value {
-    let (sizes, page_size, runs) = match mode {
-        Mode::Bench => (&SIZES[..], PAGE_SIZE, RUNS),
-        Mode::Smoke => (&SMOKE_SIZES[..], SMOKE_PAGE_SIZE, 0),
+    let (sizes, page_size, rounds) = match mode {
+        Mode::Bench => (&SIZES[..], PAGE_SIZE, ROUNDS),
+        Mode::Smoke => (&SMOKE_SIZES[..], SMOKE_PAGE_SIZE, 1),
     };
     let sim = Sim::get(mode, 1000).await;
     let http = raw_client();
@@ -70,13 +103,18 @@ async fn run(mode: Mode) -> Value {
         .timeout(std::time::Duration::from_secs(600))
         .build()
         .unwrap();
-    let mut results = Vec::new();
-    for &n in sizes {
-        sim.reset(&http).await;
-        let t = Instant::now();
-        let seeded = sim.seed(&http, &seed(n)).await;
-        let seed_s = t.elapsed().as_secs_f64();
-        let enterprise = seeded["enterprises"][0]["enterpriseGlobalId"]
+    sim.reset(&http).await;
+    let t = Instant::now();
+    let seeded = sim
+        .seed(
+            &http,
+            &json!({"enterprises": sizes.iter().enumerate().map(|(k, &n)| enterprise(k, n)).collect::<Vec<_>>()}),
+        )
+        .await;
+    let seed_s = t.elapsed().as_secs_f64();
+    let mut enterprises = Vec::new();
+    for k in 0..sizes.len() {
+        let id = seeded["enterprises"][k]["enterpriseGlobalId"]
             .as_str()
             .expect("the seeded enterprise's id")
             .to_string();
@@ -85,7 +123,7 @@ async fn run(mode: Mode) -> Value {
             .get(format!(
                 "{}{}?pageNum=1&pageSize={page_size}&g_nonce={}",
                 sim.url,
-                licensing_sdk::operations::LIST_MEMBERS.path_with(&[&enterprise]),
+                licensing_sdk::operations::LIST_MEMBERS.path_with(&[&id]),
                 licensing_sdk::runtime::nonce()
             ))
             .header(
@@ -100,45 +138,48 @@ async fn run(mode: Mode) -> Value {
             .bytes()
             .await
             .unwrap();
-
-        let (mut times, mut peaks, mut items) = (Vec::new(), Vec::new(), 0);
-        let started = Instant::now();
-        // No warm-up run: the seed and the page above have opened the connection and
-        // touched every employee already.
-        for run in 0..runs.max(1) {
-            if run > 0 && started.elapsed() > BUDGET {
-                break;
-            }
-            let heap = Heap::start();
-            let t = Instant::now();
-            let mut stream = client
-                .list_members()
-                .enterprise_global_id(&enterprise)
-                .page_size(page_size)
-                .stream();
-            let (mut count, mut last_id) = (0usize, 0i64);
-            while let Some(item) = stream.next().await {
-                let item = item.unwrap();
-                // Oldest first, each employee once.
-                let id: i64 = item.id.parse().unwrap();
-                assert!(id > last_id, "ids increase: {id} after {last_id}");
-                last_id = id;
-                count += 1;
-            }
-            drop(stream);
-            let elapsed = t.elapsed().as_secs_f64() * 1e6;
-            let peak = heap.peak();
-            // The two employees every enterprise starts with, and the seeded ones.
-            assert_eq!(count, n + 2, "every employee once");
-            items = count;
-            times.push(elapsed / count as f64);
-            peaks.push(peak as f64);
+        enterprises.push((id, page.len()));
+    }
+    // `PAGING_PROFILE=N`: only streams of the N-employee enterprise (a few hundred
+    // thousand items in all), so a profiler (`perf record`) sees one size alone.
+    if let Some(n) = std::env::var("PAGING_PROFILE")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        let k = sizes
+            .iter()
+            .position(|&s| s == n)
+            .unwrap_or_else(|| panic!("PAGING_PROFILE: no enterprise of {n} employees"));
+        let mut times = Vec::new();
+        for _ in 0..(300_000 / n).max(1) {
+            times.push(stream_all(&client, &enterprises[k].0, page_size, n).await.0);
         }
+        return json!({"profiled": n, "us_per_item": median(times)});
+    }
+    if mode == Mode::Bench {
+        for (&n, (id, _)) in sizes.iter().zip(&enterprises) {
+            stream_all(&client, id, page_size, n).await;
+        }
+    }
+    let mut times = vec![Vec::new(); sizes.len()];
+    let mut peaks = vec![Vec::new(); sizes.len()];
+    for _ in 0..rounds {
+        for (k, (&n, (id, _))) in sizes.iter().zip(&enterprises).enumerate() {
+            let streams = if k == 0 && sizes.len() > 1 { FLANK } else { 1 };
+            for _ in 0..streams {
+                let (per_item, peak) = stream_all(&client, id, page_size, n).await;
+                times[k].push(per_item);
+                peaks[k].push(peak as f64);
+            }
+        }
+    }
+    let mut results = Vec::new();
+    for (k, &n) in sizes.iter().enumerate() {
         let row = json!({
-            "employees": n, "items": items, "page_size": page_size, "runs": times.len(),
-            "page_bytes": page.len(), "seed_s": seed_s,
-            "us_per_item": median(times),
-            "peak_bytes": peaks.into_iter().fold(f64::NAN, f64::max),
+            "employees": n, "items": n + 2, "page_size": page_size, "runs": times[k].len(),
+            "page_bytes": enterprises[k].1, "seed_s": seed_s,
+            "us_per_item": median(times[k].clone()),
+            "peak_bytes": peaks[k].iter().copied().fold(f64::NAN, f64::max),
         });
         eprintln!("{row}");
         results.push(row);
