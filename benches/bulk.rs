@@ -9,8 +9,9 @@
 //! `{"orders":…,"ok":…,"failed":…}`. The client comes from the environment
 //! (`order::Client::from_env`: `LICENSING_ORDER_URL`, `LICENSING_APP_TOKEN`, …), which is
 //! how the command line is configured too. The command line does more than this: it
-//! checks every line on its own, reads CSV as well, and writes a results file; the
-//! comparison says what that costs.
+//! checks every line on its own, reads CSV as well, and writes a results file; it also
+//! reads the file while sending, where this program reads it first, as a short program
+//! on the SDK would.
 //!
 //! Without FILE (under `cargo test`) it checks itself against an in-process simulator:
 //! orders for freshly allocated asset numbers, in several batches, each applied once.

@@ -8,9 +8,14 @@
 //! answer came back: it may have been applied, so it is never resent unless asked with
 //! `--retry-unknown`) and `not_sent` (the run was interrupted first). `--resume` sends
 //! again only the lines that are not `ok` (nor `unknown`).
+//!
+//! The file is read into orders on a thread of its own, a few batches ahead of the
+//! sending (bounded by the concurrency), so a large file is sent while it is read and
+//! is never held as orders all at once.
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    borrow::Cow,
+    collections::{BTreeMap, HashMap, HashSet},
     io::{IsTerminal as _, Write as _},
     path::{Path, PathBuf},
     sync::Arc,
@@ -25,6 +30,7 @@ use licensing_sdk::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use tokio::sync::mpsc;
 
 use crate::{
     config::Context,
@@ -112,41 +118,77 @@ pub fn command() -> Command {
         )
 }
 
-/// One line's outcome, as written to the results file.
+/// One line's outcome, as written to the results file (and read back by `--resume`).
+/// Its text borrows from what the outcome came from: a record is serialized once, when
+/// it is appended, and its bytes are what the file is rewritten from.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Record {
+struct Record<'a> {
     /// The input line (1-based; a CSV file's header is line 1).
-    pub line: u64,
+    line: u64,
     /// `ok`, `failed`, `invalid`, `unknown` or `not_sent`.
-    pub outcome: String,
+    outcome: Cow<'a, str>,
     /// The batch's `channelOrderId`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub channel_order_id: Option<String>,
+    channel_order_id: Option<Cow<'a, str>>,
     /// The order's `licenseOrderId`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub license_order_id: Option<String>,
+    license_order_id: Option<Cow<'a, str>>,
     /// The order's asset numbers.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub asset_nos: Option<Vec<String>>,
+    asset_nos: Option<Cow<'a, [String]>>,
     /// The platform's error code, or `transport`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
+    code: Option<Cow<'a, str>>,
     /// For `invalid`: the field at fault.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub field: Option<String>,
+    field: Option<Cow<'a, str>>,
     /// What happened, for anything but `ok`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    message: Option<Cow<'a, str>>,
 }
 
-impl Record {
-    fn new(line: u64, outcome: &str) -> Self {
+impl Record<'_> {
+    fn new(line: u64, outcome: Outcome) -> Self {
         Record {
             line,
-            outcome: outcome.to_string(),
+            outcome: Cow::Borrowed(outcome.as_str()),
             ..Record::default()
         }
+    }
+}
+
+/// The outcomes a line can have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Outcome {
+    Ok,
+    Failed,
+    Invalid,
+    Unknown,
+    NotSent,
+}
+
+impl Outcome {
+    const ALL: [Outcome; 5] = [
+        Outcome::Ok,
+        Outcome::Failed,
+        Outcome::Invalid,
+        Outcome::Unknown,
+        Outcome::NotSent,
+    ];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Failed => "failed",
+            Outcome::Invalid => "invalid",
+            Outcome::Unknown => "unknown",
+            Outcome::NotSent => "not_sent",
+        }
+    }
+
+    fn of(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|o| o.as_str() == text)
     }
 }
 
@@ -156,73 +198,168 @@ struct Line {
     order: LicenseOrder,
 }
 
-/// Reads the file: the orders, and an `invalid` record for each line that is not one.
-fn read_orders(path: &Path, csv: bool) -> Result<(Vec<Line>, Vec<Record>), CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::usage(format!("cannot read {}: {e}", path.display())))?;
-    let mut lines = Vec::new();
-    let mut invalid = Vec::new();
-    let mut add = |no: u64, order: Result<LicenseOrder, (String, String)>| {
-        let checked = order.and_then(|order| {
-            // The batch's own rules, for this order alone: a line that breaks one is
-            // reported and kept out, instead of failing its whole batch. The order is
-            // lent to the one-order batch and taken back (a copy per line costs as much
-            // as reading it).
-            let mut alone = BatchOrderRequest {
-                channel_code: String::new(),
-                channel_order_id: String::new(),
-                sync_mode: SyncMode::Sync,
-                order_list: vec![order],
-            };
-            let checked = alone.validate();
-            let order = alone.order_list.pop().expect("the one order");
-            checked.map_err(|e| (e.field.replace("orderList[0].", ""), e.rule))?;
-            Ok(order)
-        });
-        match checked {
-            Ok(order) => lines.push(Line { no, order }),
-            Err((field, rule)) => invalid.push(Record {
-                field: Some(field).filter(|f| !f.is_empty()),
-                message: Some(rule),
-                ..Record::new(no, "invalid")
-            }),
-        }
-    };
-    if csv {
-        let mut reader = csv::ReaderBuilder::new().from_reader(text.as_bytes());
-        let header: Vec<String> = reader
-            .headers()
-            .map_err(|e| CliError::usage(format!("{}: {e}", path.display())))?
-            .iter()
-            .map(|h| h.trim().to_string())
-            .collect();
-        for name in &header {
-            if !BULK_FIELDS.iter().any(|(f, _)| f == name) {
-                return Err(CliError::usage(format!(
-                    "{}: column `{name}` is not a field of an order (fields: {})",
-                    path.display(),
-                    BULK_FIELDS
-                        .iter()
-                        .map(|(f, _)| *f)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
+/// What the file's reader hands the sender, in line order.
+enum Read {
+    /// A batch's worth of orders.
+    Batch(Batch),
+    /// A line that is not an order, or breaks a rule: never sent.
+    Invalid(Record<'static>),
+    /// Everything is read: how many lines were (those a resume skips not counted).
+    End(u64),
+}
+
+/// The orders file, read whole and its CSV header checked before anything is sent; its
+/// lines are then read into orders on a thread of their own while the first batches
+/// are already on their way, so reading a large file and sending it overlap.
+struct Source {
+    text: String,
+    /// A CSV file's header.
+    header: Option<Vec<String>>,
+}
+
+impl Source {
+    fn open(path: &Path, csv: bool) -> Result<Self, CliError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::usage(format!("cannot read {}: {e}", path.display())))?;
+        let header = if csv {
+            let mut reader = csv::ReaderBuilder::new().from_reader(text.as_bytes());
+            let header: Vec<String> = reader
+                .headers()
+                .map_err(|e| CliError::usage(format!("{}: {e}", path.display())))?
+                .iter()
+                .map(|h| h.trim().to_string())
+                .collect();
+            for name in &header {
+                if !BULK_FIELDS.iter().any(|(f, _)| f == name) {
+                    return Err(CliError::usage(format!(
+                        "{}: column `{name}` is not a field of an order (fields: {})",
+                        path.display(),
+                        BULK_FIELDS
+                            .iter()
+                            .map(|(f, _)| *f)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )));
+                }
+            }
+            Some(header)
+        } else {
+            None
+        };
+        Ok(Source { text, header })
+    }
+
+    /// The lines the file holds, for the progress bar until reading ends (less the
+    /// header): blank lines, and a CSV cell holding a line break, make it an over-count.
+    fn lines(&self) -> u64 {
+        let text = self.text.as_bytes();
+        let breaks = text.iter().filter(|&&b| b == b'\n').count() as u64;
+        let lines = breaks + u64::from(text.last().is_some_and(|&b| b != b'\n'));
+        lines.saturating_sub(u64::from(self.header.is_some()))
+    }
+
+    /// Reads every line not in `skip` and sends the orders in batches, and a record for
+    /// each line that is not one; stops early if the sender has gone.
+    fn read(self, skip: &HashSet<u64>, mut batches: Batcher) {
+        if let Some(header) = &self.header {
+            let mut reader = csv::ReaderBuilder::new().from_reader(self.text.as_bytes());
+            for record in reader.records() {
+                let (no, order) = match record {
+                    Ok(record) => {
+                        let no = record.position().map_or(0, |p| p.line());
+                        (no, csv_order(header, &record).and_then(typed))
+                    }
+                    // A record the CSV reader refuses (one with more or fewer cells than
+                    // the header) is that line's fault, not the file's.
+                    Err(e) => (
+                        e.position().map_or(0, |p| p.line()),
+                        Err((String::new(), format!("not a CSV record: {e}"))),
+                    ),
+                };
+                if !skip.contains(&no) && !batches.line(no, order) {
+                    return;
+                }
+            }
+        } else {
+            for (i, line) in self.text.lines().enumerate() {
+                let no = i as u64 + 1;
+                if line.trim().is_empty() || skip.contains(&no) {
+                    continue;
+                }
+                if !batches.line(no, json_order(line)) {
+                    return;
+                }
             }
         }
-        for record in reader.records() {
-            let record = record.map_err(|e| CliError::usage(format!("{}: {e}", path.display())))?;
-            let no = record.position().map_or(0, |p| p.line());
-            add(no, csv_order(&header, &record).and_then(typed));
-        }
-    } else {
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
+        batches.finish();
+    }
+}
+
+/// Gathers a file's orders into batches as they are read.
+struct Batcher {
+    size: usize,
+    prefix: String,
+    lines: Vec<Line>,
+    read: u64,
+    to: mpsc::Sender<Read>,
+}
+
+impl Batcher {
+    /// Takes one line; false when nobody is listening any more.
+    fn line(&mut self, no: u64, order: Result<LicenseOrder, (String, String)>) -> bool {
+        self.read += 1;
+        match order.and_then(checked) {
+            Ok(order) => {
+                self.lines.push(Line { no, order });
+                self.lines.len() < self.size || self.flush()
             }
-            add(i as u64 + 1, json_order(line));
+            Err((field, rule)) => self
+                .to
+                .blocking_send(Read::Invalid(Record {
+                    field: (!field.is_empty()).then_some(Cow::Owned(field)),
+                    message: Some(Cow::Owned(rule)),
+                    ..Record::new(no, Outcome::Invalid)
+                }))
+                .is_ok(),
         }
     }
-    Ok((lines, invalid))
+
+    /// Sends the batch gathered so far.
+    fn flush(&mut self) -> bool {
+        let lines = std::mem::replace(&mut self.lines, Vec::with_capacity(self.size.min(1024)));
+        let id = format!(
+            "{}-{}-{}",
+            self.prefix,
+            lines[0].no,
+            lines[lines.len() - 1].no
+        );
+        self.to
+            .blocking_send(Read::Batch(Batch { id, lines }))
+            .is_ok()
+    }
+
+    fn finish(mut self) {
+        if !self.lines.is_empty() && !self.flush() {
+            return;
+        }
+        let _ = self.to.blocking_send(Read::End(self.read));
+    }
+}
+
+/// The batch's own rules, for one order alone: a line that breaks one is reported and
+/// kept out, instead of failing its whole batch. The order is lent to a one-order batch
+/// and taken back (a copy per line costs as much as reading it).
+fn checked(order: LicenseOrder) -> Result<LicenseOrder, (String, String)> {
+    let mut alone = BatchOrderRequest {
+        channel_code: String::new(),
+        channel_order_id: String::new(),
+        sync_mode: SyncMode::Sync,
+        order_list: vec![order],
+    };
+    let checked = alone.validate();
+    let order = alone.order_list.pop().expect("the one order");
+    checked.map_err(|e| (e.field.replace("orderList[0].", ""), e.rule))?;
+    Ok(order)
 }
 
 /// A JSON Lines line as an order. A line that is an order is read straight into one;
@@ -273,39 +410,66 @@ fn csv_order(header: &[String], record: &csv::StringRecord) -> Result<Value, (St
     Ok(Value::Object(object))
 }
 
-/// The results file: every completed batch is appended at once (flushed), and at the
-/// end the file is rewritten with one record per input line, in line order.
+/// A line's record in the results: its outcome, and where its text is.
+struct Entry {
+    outcome: Outcome,
+    /// The batch, for an `unknown` line (which the summary names).
+    batch: Option<Box<str>>,
+    text: std::ops::Range<usize>,
+}
+
+/// The results file: every completed batch is appended at once, and at the end the
+/// file is rewritten with one record per input line, in line order, from the text
+/// appended (each record is serialized once).
 struct Results {
     path: PathBuf,
     file: std::fs::File,
-    records: BTreeMap<u64, Record>,
+    /// Every record's line of JSON, in the order they came.
+    text: Vec<u8>,
+    lines: BTreeMap<u64, Entry>,
 }
 
 impl Results {
-    fn create(path: &Path, carried: BTreeMap<u64, Record>) -> Result<Self, CliError> {
+    fn create(path: &Path, carried: &[Record<'_>]) -> Result<Self, CliError> {
         let mut results = Results {
             path: path.to_path_buf(),
             file: tempfile_in(path)?,
-            records: carried,
+            text: Vec::new(),
+            lines: BTreeMap::new(),
         };
+        results.add(carried);
         results.rewrite()?;
         Ok(results)
     }
 
-    fn append(&mut self, records: Vec<Record>) -> Result<(), CliError> {
-        let mut text = Vec::new();
-        for record in &records {
-            serde_json::to_writer(&mut text, record).expect("JSON");
-            text.push(b'\n');
-        }
-        self.file
-            .write_all(&text)
-            .and_then(|()| self.file.flush())
-            .map_err(|e| CliError::usage(format!("cannot write {}: {e}", self.path.display())))?;
+    /// Takes the records in; the text they add starts at the offset returned.
+    fn add(&mut self, records: &[Record<'_>]) -> usize {
+        let start = self.text.len();
         for record in records {
-            self.records.insert(record.line, record);
+            let at = self.text.len();
+            serde_json::to_writer(&mut self.text, record).expect("JSON");
+            self.text.push(b'\n');
+            let outcome = Outcome::of(&record.outcome).unwrap_or(Outcome::Failed);
+            self.lines.insert(
+                record.line,
+                Entry {
+                    outcome,
+                    batch: (outcome == Outcome::Unknown)
+                        .then(|| record.channel_order_id.as_deref().map(Box::from))
+                        .flatten(),
+                    text: at..self.text.len(),
+                },
+            );
         }
-        Ok(())
+        start
+    }
+
+    /// Takes the records in and appends them to the file.
+    fn append(&mut self, records: &[Record<'_>]) -> Result<(), CliError> {
+        let start = self.add(records);
+        self.file
+            .write_all(&self.text[start..])
+            .map_err(|e| CliError::usage(format!("cannot write {}: {e}", self.path.display())))
     }
 
     /// Replaces the file by its records in line order, one per line.
@@ -314,10 +478,9 @@ impl Results {
             CliError::usage(format!("cannot write {}: {e}", self.path.display()))
         };
         let temp = self.path.with_extension("tmp");
-        let mut text = Vec::with_capacity(self.records.len() * 96);
-        for record in self.records.values() {
-            serde_json::to_writer(&mut text, record).expect("JSON");
-            text.push(b'\n');
+        let mut text = Vec::with_capacity(self.text.len());
+        for entry in self.lines.values() {
+            text.extend_from_slice(&self.text[entry.text.clone()]);
         }
         {
             let mut file = std::fs::File::create(&temp).map_err(failed)?;
@@ -331,6 +494,11 @@ impl Results {
             .map_err(failed)?;
         Ok(())
     }
+
+    /// How many lines have this outcome.
+    fn count(&self, outcome: Outcome) -> usize {
+        self.lines.values().filter(|e| e.outcome == outcome).count()
+    }
 }
 
 fn tempfile_in(path: &Path) -> Result<std::fs::File, CliError> {
@@ -343,7 +511,7 @@ fn tempfile_in(path: &Path) -> Result<std::fs::File, CliError> {
 
 /// The last record of each line in a results file (a run killed hard may have appended
 /// a line's outcome after an earlier one).
-fn read_results(path: &Path) -> Result<BTreeMap<u64, Record>, CliError> {
+fn read_results(path: &Path) -> Result<BTreeMap<u64, Record<'static>>, CliError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::usage(format!("cannot read {}: {e}", path.display())))?;
     let mut records = BTreeMap::new();
@@ -412,11 +580,16 @@ impl Batch {
     }
 }
 
-/// What a batch's call came to.
-fn outcomes(batch: Batch<Sent>, result: Result<Vec<BatchOrderResultItem>, Error>) -> Vec<Record> {
-    let with_batch = |line: &Sent, outcome: &str| Record {
-        channel_order_id: Some(batch.id.clone()),
-        asset_nos: Some(line.asset_nos.clone()),
+/// What a batch's call came to, one record per line, borrowing from the batch and the
+/// answer.
+fn outcomes<'a>(
+    batch: &'a Batch<Sent>,
+    result: &'a Result<Vec<BatchOrderResultItem>, Error>,
+    message: &'a str,
+) -> Vec<Record<'a>> {
+    let with_batch = |line: &'a Sent, outcome: Outcome| Record {
+        channel_order_id: Some(Cow::Borrowed(&batch.id)),
+        asset_nos: Some(Cow::Borrowed(&line.asset_nos)),
         ..Record::new(line.no, outcome)
     };
     match result {
@@ -437,37 +610,41 @@ fn outcomes(batch: Batch<Sent>, result: Result<Vec<BatchOrderResultItem>, Error>
                         items.get(i)
                     };
                     Record {
-                        license_order_id: item.map(|i| i.license_order_id.clone()),
-                        ..with_batch(line, "ok")
+                        license_order_id: item.map(|i| Cow::Borrowed(i.license_order_id.as_str())),
+                        ..with_batch(line, Outcome::Ok)
                     }
                 })
                 .collect()
         }
         Err(error) => {
-            let (outcome, code) = match &error {
-                Error::Transport {
-                    may_have_been_sent: false,
-                    ..
-                }
-                | Error::Tls { .. }
-                | Error::Credentials(_) => ("failed", "transport".to_string()),
-                Error::Api(e) => ("failed", e.code.to_string()),
-                Error::Validation(_) | Error::Config(_) => ("invalid", "validation".to_string()),
-                // A timeout or a lost reply after sending, or a reply that cannot be read:
-                // the batch may have been applied.
-                _ => ("unknown", error.kind_name()),
-            };
-            let message = error.to_string();
+            let (outcome, code) = failure(error);
             batch
                 .lines
                 .iter()
                 .map(|line| Record {
                     code: Some(code.clone()),
-                    message: Some(message.clone()),
+                    message: Some(Cow::Borrowed(message)),
                     ..with_batch(line, outcome)
                 })
                 .collect()
         }
+    }
+}
+
+/// A failed batch's outcome and code.
+fn failure(error: &Error) -> (Outcome, Cow<'static, str>) {
+    match error {
+        Error::Transport {
+            may_have_been_sent: false,
+            ..
+        }
+        | Error::Tls { .. }
+        | Error::Credentials(_) => (Outcome::Failed, Cow::Borrowed("transport")),
+        Error::Api(e) => (Outcome::Failed, Cow::Owned(e.code.to_string())),
+        Error::Validation(_) | Error::Config(_) => (Outcome::Invalid, Cow::Borrowed("validation")),
+        // A timeout or a lost reply after sending, or a reply that cannot be read: the
+        // batch may have been applied.
+        _ => (Outcome::Unknown, Cow::Owned(error.kind_name())),
     }
 }
 
@@ -561,28 +738,36 @@ pub async fn run(ctx: &Context, m: &ArgMatches, _format: Format) -> Result<(), C
     };
     let retry_unknown = m.get_flag("retry-unknown");
     let client = ctx.order_client()?;
-    let (lines, invalid) = read_orders(&file, csv)?;
+    let source = Source::open(&file, csv)?;
     // What a previous run settled is kept; the rest is sent (again).
-    let mut carried = BTreeMap::new();
+    let mut carried = Vec::new();
     if resume {
-        for (no, record) in read_results(&results_path)? {
-            let settled = record.outcome == "ok" || (record.outcome == "unknown" && !retry_unknown);
-            if settled {
-                carried.insert(no, record);
+        for (_, record) in read_results(&results_path)? {
+            if record.outcome == "ok" || (record.outcome == "unknown" && !retry_unknown) {
+                carried.push(record);
             }
         }
     }
-    let lines: Vec<Line> = lines
-        .into_iter()
-        .filter(|l| !carried.contains_key(&l.no))
-        .collect();
-    for record in invalid {
-        carried.insert(record.line, record);
-    }
-    let mut results = Results::create(&results_path, carried)?;
-    let report = submit(&client, &settings, lines, &mut results).await;
+    let skip: HashSet<u64> = carried.iter().map(|r| r.line).collect();
+    let mut results = Results::create(&results_path, &carried)?;
+    drop(carried);
+    let bar = progress(source.lines().saturating_sub(skip.len() as u64));
+    let (to, from) = mpsc::channel(settings.concurrency);
+    let batches = Batcher {
+        size: settings.batch_size,
+        prefix: settings.prefix.clone(),
+        lines: Vec::with_capacity(settings.batch_size.min(1024)),
+        read: 0,
+        to,
+    };
+    let reader = std::thread::spawn(move || source.read(&skip, batches));
+    let report = submit(&client, &settings, from, &bar, &mut results).await;
+    // The reader ends once the sender is gone, whatever it was doing.
+    reader
+        .join()
+        .map_err(|_| CliError::usage(format!("reading {} failed", file.display())))?;
     results.rewrite()?;
-    summarize(&file, &results_path, &results.records, report)
+    summarize(&file, &results_path, &results, report)
 }
 
 /// How a run ended.
@@ -594,60 +779,62 @@ enum Ended {
     Interrupted,
 }
 
-/// Sends the lines in batches, at most `concurrency` at a time, recording each batch's
-/// outcome as it completes. The first Ctrl-C starts no new batch and waits for those in
-/// flight; a second abandons them, marking their lines `unknown`.
+/// Sends the batches as the reader hands them over, at most `concurrency` at a time,
+/// recording each batch's outcome as it completes. The first Ctrl-C starts no new batch
+/// and waits for those in flight; a second abandons them, marking their lines `unknown`.
+/// Lines read but not sent are recorded `not_sent`.
 async fn submit(
     client: &licensing_sdk::order::Client,
     settings: &Submit,
-    lines: Vec<Line>,
+    mut from: mpsc::Receiver<Read>,
+    bar: &indicatif::ProgressBar,
     results: &mut Results,
 ) -> Result<Ended, CliError> {
-    let bar = progress(lines.len() as u64);
-    let mut batches = Vec::new();
-    let mut lines = lines.into_iter().peekable();
-    while lines.peek().is_some() {
-        let chunk: Vec<Line> = lines.by_ref().take(settings.batch_size).collect();
-        let id = format!(
-            "{}-{}-{}",
-            settings.prefix,
-            chunk[0].no,
-            chunk[chunk.len() - 1].no
-        );
-        batches.push(Batch { id, lines: chunk });
-    }
     let client = Arc::new(client.clone());
-    let mut pending = batches.into_iter();
     let mut in_flight = FuturesUnordered::new();
     let mut failed = 0u64;
     let mut stopping = false;
+    let mut read = false;
     let interrupt = tokio::signal::ctrl_c();
     tokio::pin!(interrupt);
     let mut abandoned: Vec<(String, Vec<u64>)> = Vec::new();
     let mut in_flight_lines: HashMap<String, Vec<u64>> = HashMap::new();
     loop {
-        while !stopping && in_flight.len() < settings.concurrency {
-            let Some(batch) = pending.next() else { break };
-            let client = client.clone();
-            let (batch, request) = batch.send(settings);
-            let app_key = settings.app_key.clone();
-            in_flight_lines.insert(batch.id.clone(), batch.lines.iter().map(|l| l.no).collect());
-            in_flight.push(tokio::spawn(async move {
-                let result = client.batch_order().app_key(app_key).body(request).await;
-                (batch, result)
-            }));
-        }
-        if in_flight.is_empty() {
+        if in_flight.is_empty() && (stopping || read) {
             break;
         }
+        let room = !stopping && !read && in_flight.len() < settings.concurrency;
         tokio::select! {
-            done = in_flight.next() => {
+            next = from.recv(), if room => match next {
+                Some(Read::Batch(batch)) => {
+                    let client = client.clone();
+                    let (batch, request) = batch.send(settings);
+                    let app_key = settings.app_key.clone();
+                    in_flight_lines.insert(batch.id.clone(), batch.lines.iter().map(|l| l.no).collect());
+                    in_flight.push(tokio::spawn(async move {
+                        let result = client.batch_order().app_key(app_key).body(request).await;
+                        (batch, result)
+                    }));
+                }
+                Some(Read::Invalid(record)) => {
+                    failed += 1;
+                    results.append(&[record])?;
+                    bar.inc(1);
+                    bar.set_message(format!("{failed} failed"));
+                }
+                Some(Read::End(lines)) => bar.set_length(lines),
+                None => read = true,
+            },
+            done = in_flight.next(), if !in_flight.is_empty() => {
                 let (batch, result) = done.expect("not empty").expect("a batch task does not panic");
                 in_flight_lines.remove(&batch.id);
-                let records = outcomes(batch, result);
+                let message = result.as_ref().err().map(ToString::to_string).unwrap_or_default();
+                let records = outcomes(&batch, &result, &message);
                 let n = records.len() as u64;
-                failed += records.iter().filter(|r| r.outcome != "ok").count() as u64;
-                results.append(records)?;
+                if result.is_err() {
+                    failed += n;
+                }
+                results.append(&records)?;
                 bar.inc(n);
                 bar.set_message(format!("{failed} failed"));
             }
@@ -670,22 +857,32 @@ async fn submit(
     }
     bar.finish_and_clear();
     let mut records = Vec::new();
-    for (id, nos) in abandoned {
-        for no in nos {
+    for (id, nos) in &abandoned {
+        for &no in nos {
             records.push(Record {
-                channel_order_id: Some(id.clone()),
-                code: Some("interrupted".into()),
-                message: Some("abandoned by Ctrl-C after sending: it may have been applied".into()),
-                ..Record::new(no, "unknown")
+                channel_order_id: Some(Cow::Borrowed(id)),
+                code: Some(Cow::Borrowed("interrupted")),
+                message: Some(Cow::Borrowed(
+                    "abandoned by Ctrl-C after sending: it may have been applied",
+                )),
+                ..Record::new(no, Outcome::Unknown)
             });
         }
     }
-    for batch in pending {
-        for line in batch.lines {
-            records.push(Record::new(line.no, "not_sent"));
+    // What the reader still has (or reads now) was not sent.
+    while let Some(next) = from.recv().await {
+        match next {
+            Read::Batch(batch) => records.extend(
+                batch
+                    .lines
+                    .iter()
+                    .map(|line| Record::new(line.no, Outcome::NotSent)),
+            ),
+            Read::Invalid(record) => records.push(record),
+            Read::End(_) => {}
         }
     }
-    results.append(records)?;
+    results.append(&records)?;
     Ok(if stopping {
         Ended::Interrupted
     } else {
@@ -696,23 +893,19 @@ async fn submit(
 fn summarize(
     file: &Path,
     results_path: &Path,
-    records: &BTreeMap<u64, Record>,
+    results: &Results,
     report: Result<Ended, CliError>,
 ) -> Result<(), CliError> {
     let ended = report?;
-    let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
-    for record in records.values() {
-        *counts.entry(record.outcome.as_str()).or_default() += 1;
-    }
-    let count = |o: &str| counts.get(o).copied().unwrap_or(0);
+    let count = |o: Outcome| results.count(o);
     eprintln!(
         "{} lines: {} ok, {} failed, {} invalid, {} unknown, {} not sent; results in {}",
-        records.len(),
-        count("ok"),
-        count("failed"),
-        count("invalid"),
-        count("unknown"),
-        count("not_sent"),
+        results.lines.len(),
+        count(Outcome::Ok),
+        count(Outcome::Failed),
+        count(Outcome::Invalid),
+        count(Outcome::Unknown),
+        count(Outcome::NotSent),
         results_path.display()
     );
     let resume = format!(
@@ -720,19 +913,19 @@ fn summarize(
         file.display(),
         results_path.display()
     );
-    if count("unknown") > 0 {
-        let mut batches: Vec<&str> = records
+    let unknown = count(Outcome::Unknown);
+    if unknown > 0 {
+        let mut batches: Vec<&str> = results
+            .lines
             .values()
-            .filter(|r| r.outcome == "unknown")
-            .filter_map(|r| r.channel_order_id.as_deref())
+            .filter_map(|e| e.batch.as_deref())
             .collect();
         batches.dedup();
         eprintln!(
-            "{} line(s) in batch(es) {} were sent but got no answer: they may have been \
+            "{unknown} line(s) in batch(es) {} were sent but got no answer: they may have been \
              applied, and are not resent. Check each (are its assetNos in `licensing order \
              list-virtual-assets --enterprise-global-id …`?), then resend the ones that were \
              not applied with `{resume} --retry-unknown`.",
-            count("unknown"),
             batches.join(", ")
         );
     }
@@ -742,10 +935,10 @@ fn summarize(
             format!("interrupted; continue with `{resume}`"),
         ));
     }
-    if count("unknown") > 0 {
+    if unknown > 0 {
         return Err(CliError::new(exit::TRANSPORT, ""));
     }
-    if count("failed") + count("invalid") > 0 {
+    if count(Outcome::Failed) + count(Outcome::Invalid) > 0 {
         return Err(CliError::new(
             exit::API,
             format!(
@@ -755,4 +948,89 @@ fn summarize(
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(line: u64, outcome: Outcome, batch: &str) -> Record<'_> {
+        Record {
+            channel_order_id: Some(Cow::Borrowed(batch)),
+            ..Record::new(line, outcome)
+        }
+    }
+
+    #[test]
+    fn the_results_are_rewritten_in_line_order_from_the_text_appended() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let carried = [record(2, Outcome::Ok, "b-2-2")];
+        let mut results = Results::create(&path, &carried).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"line\":2,\"outcome\":\"ok\",\"channelOrderId\":\"b-2-2\"}\n"
+        );
+        results
+            .append(&[
+                record(5, Outcome::Unknown, "b-4-5"),
+                record(4, Outcome::Unknown, "b-4-5"),
+            ])
+            .unwrap();
+        results
+            .append(&[record(1, Outcome::Failed, "b-1-1")])
+            .unwrap();
+        // Appended as they came, until the rewrite puts them in line order.
+        let lines = |text: String| -> Vec<u64> {
+            text.lines()
+                .map(|l| serde_json::from_str::<Record>(l).unwrap().line)
+                .collect()
+        };
+        assert_eq!(lines(std::fs::read_to_string(&path).unwrap()), [2, 5, 4, 1]);
+        results.rewrite().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(lines(text.clone()), [1, 2, 4, 5]);
+        assert_eq!(
+            read_results(&path).unwrap()[&4],
+            record(4, Outcome::Unknown, "b-4-5")
+        );
+        assert_eq!(results.count(Outcome::Unknown), 2);
+        let batches: Vec<&str> = results
+            .lines
+            .values()
+            .filter_map(|e| e.batch.as_deref())
+            .collect();
+        assert_eq!(
+            batches,
+            ["b-4-5", "b-4-5"],
+            "only unknown lines keep their batch"
+        );
+        // Appending after the rewrite goes to the new file.
+        results.append(&[record(3, Outcome::NotSent, "")]).unwrap();
+        assert_eq!(
+            lines(std::fs::read_to_string(&path).unwrap()),
+            [1, 2, 4, 5, 3]
+        );
+    }
+
+    #[test]
+    fn the_progress_bar_starts_from_the_lines_of_the_file() {
+        let source = |text: &str, csv: bool| Source {
+            text: text.to_string(),
+            header: csv.then(Vec::new),
+        };
+        assert_eq!(source("", false).lines(), 0);
+        assert_eq!(source("{}\n{}\n", false).lines(), 2);
+        assert_eq!(source("{}\n{}", false).lines(), 2);
+        assert_eq!(source("a,b\n1,2\n3,4", true).lines(), 2);
+        assert_eq!(source("a,b\n", true).lines(), 0);
+    }
+
+    #[test]
+    fn outcomes_are_read_back_by_name() {
+        for outcome in Outcome::ALL {
+            assert_eq!(Outcome::of(outcome.as_str()), Some(outcome));
+        }
+        assert_eq!(Outcome::of("done"), None);
+    }
 }

@@ -241,6 +241,9 @@ fn csv_files_and_invalid_lines() {
     // A line breaking a rule is reported, never sent, and does not hold back the others.
     writer.push_str(&writer.lines().nth(1).unwrap().replace("new_buy", "made_up"));
     writer.push('\n');
+    // So is a record with a cell more than the header has.
+    let extra = format!("{},\"x\"\n", writer.lines().nth(1).unwrap());
+    writer.push_str(&extra);
     let file = sim.path("orders.csv");
     std::fs::write(&file, writer).unwrap();
     let output = sim
@@ -256,10 +259,21 @@ fn csv_files_and_invalid_lines() {
         .iter()
         .map(|r| (r["line"].as_u64().unwrap(), r["outcome"].as_str().unwrap()))
         .collect();
-    assert_eq!(outcomes, [(2, "ok"), (3, "ok"), (4, "ok"), (5, "invalid")]);
+    assert_eq!(
+        outcomes,
+        [
+            (2, "ok"),
+            (3, "ok"),
+            (4, "ok"),
+            (5, "invalid"),
+            (6, "invalid")
+        ]
+    );
     assert_eq!(records[0]["assetNos"], json!([numbers[0]]));
     let message = records[3]["message"].as_str().unwrap();
     assert!(message.contains("made_up"), "{message}");
+    let message = records[4]["message"].as_str().unwrap();
+    assert!(message.starts_with("not a CSV record"), "{message}");
 }
 
 #[test]
