@@ -556,6 +556,33 @@ where
     }
 }
 
+/// A body builder's required field as its conversion reads it: a field never set (an
+/// empty message, which the builder starts with instead of allocating its message) is
+/// reported as typify words it; a setter's own error passes through.
+#[doc(hidden)]
+pub fn supplied<T>(field: Result<T, String>, name: &str) -> Result<T, String> {
+    field.map_err(|e| {
+        if e.is_empty() {
+            format!("no value supplied for {name}")
+        } else {
+            e
+        }
+    })
+}
+
+/// An operation builder's required parameter as `send` reads it: one never set is
+/// reported as progenitor words it (see [`supplied`]).
+#[doc(hidden)]
+pub fn initialized<T>(param: Result<T, String>, name: &str) -> Result<T, String> {
+    param.map_err(|e| {
+        if e.is_empty() {
+            format!("{name} was not initialized")
+        } else {
+            e
+        }
+    })
+}
+
 /// What an optional field's builder setter takes: the value itself (`"note"`, `7`, a
 /// generated type), `Some(value)`, or `None`. For a string with rules (a length, a
 /// pattern) the rule is checked when the builder is converted, and a broken one is reported

@@ -135,10 +135,11 @@ pub fn builder(op: &Op) -> TokenStream {
                 ) -> impl ::futures_core::Stream<
                     Item = ::std::result::Result<types::#item_type, crate::Error>,
                 > + Unpin + 'a {
-                    // Unset means page 1; a rejected value is reported, not replaced.
+                    // Unset (an empty message, see `unset`) means page 1; a rejected
+                    // value is reported, not replaced.
                     let first = match &self.#page_param {
                         Ok(n) => Ok(n.get()),
-                        Err(e) if e.ends_with(" was not initialized") => Ok(1),
+                        Err(e) if e.is_empty() => Ok(1),
                         Err(e) => Err(crate::Error::Validation(
                             crate::ValidationError::from_builder_message(e),
                         )),

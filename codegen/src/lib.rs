@@ -1,10 +1,10 @@
 //! The build-time generator of `licensing-sdk`, run by its `build.rs`.
 //!
 //! spec (`spec/*.yaml`) → [`spec`] checks and operation facts → transforms ([`nonce`],
-//! [`reply_constraints`], [`tagged`], [`wire`]) → progenitor (builder interface) → edits of its output
-//! ([`edits`]) → per-operation glue ([`glue`]) → the operation table ([`table`]) and the
-//! shared tolerant enums ([`enums`]) → prettyplease → `$OUT_DIR/{enums,order,member,
-//! operations}.rs`.
+//! [`reply_constraints`], [`tagged`], [`wire`]) → progenitor (builder interface) → edits
+//! of its output ([`edits`], [`setters`], [`names`], [`unset`]) → per-operation glue
+//! ([`glue`]) → the operation table ([`table`]) and the shared tolerant enums ([`enums`])
+//! → prettyplease → `$OUT_DIR/{enums,order,member,operations}.rs`.
 //!
 //! Every step that changes progenitor's input or output counts what it changed and fails,
 //! naming the spec file and the operation, when the spec says it must have changed
@@ -22,6 +22,7 @@ pub mod setters;
 pub mod spec;
 pub mod table;
 pub mod tagged;
+pub mod unset;
 pub mod wire;
 
 use std::{fmt, fs, path::Path, time::Instant};
@@ -282,6 +283,8 @@ fn client(
             "field names {renames:?} were to be renamed but typify's output has none of them"
         ));
     }
+
+    unset::apply(&mut file)?;
 
     let reexports: Vec<_> = replaced.iter().map(|n| format_ident!("{n}")).collect();
     let builder_glue = ops.iter().map(glue::builder).collect::<Vec<_>>();
