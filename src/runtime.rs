@@ -561,26 +561,19 @@ where
 /// reported as typify words it; a setter's own error passes through.
 #[doc(hidden)]
 pub fn supplied<T>(field: Result<T, String>, name: &str) -> Result<T, String> {
-    field.map_err(|e| {
-        if e.is_empty() {
-            format!("no value supplied for {name}")
-        } else {
-            e
-        }
-    })
+    unset_as(field, || format!("no value supplied for {name}"))
 }
 
 /// An operation builder's required parameter as `send` reads it: one never set is
 /// reported as progenitor words it (see [`supplied`]).
 #[doc(hidden)]
 pub fn initialized<T>(param: Result<T, String>, name: &str) -> Result<T, String> {
-    param.map_err(|e| {
-        if e.is_empty() {
-            format!("{name} was not initialized")
-        } else {
-            e
-        }
-    })
+    unset_as(param, || format!("{name} was not initialized"))
+}
+
+/// A builder's value, its empty "not set" message replaced by `message`.
+fn unset_as<T>(value: Result<T, String>, message: impl FnOnce() -> String) -> Result<T, String> {
+    value.map_err(|e| if e.is_empty() { message() } else { e })
 }
 
 /// What an optional field's builder setter takes: the value itself (`"note"`, `7`, a
