@@ -367,7 +367,10 @@ impl Command {
             }
         };
         let pagination = match &op.pagination {
-            Some(p) => format!("Some(({:?}, {:?}))", p.page_param, p.items),
+            Some(p) => format!(
+                "Some(Paged {{ page: {:?}, size: {:?} }})",
+                p.page_param, p.size_param
+            ),
             None => "None".into(),
         };
         format!(

@@ -145,7 +145,19 @@ fn build(
     }
     builder
         .build()
-        .map_err(|e| CliError::usage(format!("cannot build the request: {e}")))
+        .map_err(|e| CliError::usage(format!("cannot build the request: {}", redacted(e))))
+}
+
+/// reqwest's error without the query, user info and fragment of its URL, which it shows:
+/// a query may carry a secret (`-q appKey=…`), as the SDK's own errors never show.
+fn redacted(mut error: reqwest::Error) -> reqwest::Error {
+    if let Some(url) = error.url_mut() {
+        url.set_query(None);
+        url.set_fragment(None);
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+    }
+    error
 }
 
 /// The raw request on `client`'s connection and base URL, sent through its hooks.
@@ -190,6 +202,7 @@ where
         .await
         .map_err(|e| CliError::usage(e.to_string()))?;
     let response = client.exec(request, info).await.map_err(|e| {
+        let e = redacted(e);
         CliError::new(
             exit::TRANSPORT,
             format!(

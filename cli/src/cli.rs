@@ -4,8 +4,8 @@
 use clap::{Arg, ArgAction, Command, builder::PossibleValuesParser, value_parser};
 
 use crate::{
-    config::KEYS,
-    ops::{CliOp, Kind, OPERATIONS, Service},
+    config::{self, KEYS},
+    ops::{CliOp, Kind, Location, OPERATIONS, Paged, Service},
 };
 
 const EXIT_CODES: &str = "\
@@ -131,7 +131,39 @@ pub fn operation(op: &'static CliOp) -> Command {
         .about(op.about)
         .long_about(format!("{}\n\n{} {}", op.long_about, op.method, op.path));
     for flag in op.flags() {
-        let mut arg = Arg::new(flag.flag).long(flag.flag).help(flag.help);
+        let param = flag.location != Location::Body;
+        let secret_var = param.then(|| config::param_var(flag.wire)).flatten();
+        let paging = op
+            .paged
+            .as_ref()
+            .filter(|_| flag.location == Location::Query)
+            .and_then(|p| {
+                if flag.wire == p.page {
+                    Some("With --paginate: 1 unless given.".to_string())
+                } else if flag.wire == p.size {
+                    Some(format!(
+                        "With --paginate: {} unless given; {}.",
+                        Paged::default_size(flag),
+                        if matches!(flag.kind, Kind::Int { max: Some(_), .. }) {
+                            "the spec's maximum"
+                        } else {
+                            "the spec documents no maximum"
+                        }
+                    ))
+                } else {
+                    None
+                }
+            });
+        let help = match (secret_var, &paging) {
+            (Some(var), _) => format!(
+                "{} Default: {var}, else the profile's {}; `-` reads it from stdin.",
+                flag.help,
+                var.trim_start_matches("LICENSING_").to_ascii_lowercase()
+            ),
+            (None, Some(paging)) if flag.required => format!("{} {paging}", flag.help),
+            _ => flag.help.to_string(),
+        };
+        let mut arg = Arg::new(flag.flag).long(flag.flag).help(help);
         arg = match flag.kind {
             Kind::Str => arg.value_name("TEXT"),
             Kind::Int { min, max } => arg.value_name("INTEGER").value_parser(
@@ -148,9 +180,15 @@ pub fn operation(op: &'static CliOp) -> Command {
                 })))
             }
         };
-        // A body field may come from --json-body instead.
-        if flag.required && flag.location != crate::ops::Location::Body {
-            arg = arg.required(true);
+        // A body field may come from --json-body instead, a secret parameter from its
+        // variable or the profile (checked when the input is read), and the page flags
+        // have defaults under --paginate.
+        if flag.required && param && secret_var.is_none() {
+            arg = if paging.is_some() {
+                arg.required_unless_present("paginate")
+            } else {
+                arg.required(true)
+            };
         }
         command = command.arg(arg);
     }
@@ -171,7 +209,7 @@ pub fn operation(op: &'static CliOp) -> Command {
             Arg::new("paginate")
                 .long("paginate")
                 .action(ArgAction::SetTrue)
-                .help("Fetch every page from --page-num on; print one item per line (JSON lines)"),
+                .help("Fetch every page from --page-num (default 1) on; print one item per line (JSON lines)"),
         );
     }
     command
@@ -235,7 +273,7 @@ fn orders() -> Command {
 
 fn profile() -> Command {
     let mut add = Command::new("add")
-        .about("Creates or updates a profile (tokens go to the private credentials.toml)")
+        .about("Creates or updates a profile (secrets go to the private credentials.toml)")
         .arg(Arg::new("name").required(true));
     for (key, secret) in KEYS {
         let flag = key.replace('_', "-");
@@ -271,5 +309,10 @@ fn profile() -> Command {
             Command::new("show")
                 .about("Shows a profile's settings (tokens hidden)")
                 .arg(Arg::new("name")),
+        )
+        .subcommand(
+            Command::new("remove")
+                .about("Removes a profile from config.toml and credentials.toml")
+                .arg(Arg::new("name").required(true)),
         )
 }

@@ -1,7 +1,7 @@
 //! Configuration: the SDK's `LICENSING_*` variables, named profiles in the user's config
 //! directory, and the global flags; flags win over the environment, which wins over the
-//! profile. Tokens live in a separate secrets file that only its owner may read, and are
-//! never printed.
+//! profile. Secrets (the tokens and the appKey) live in a separate file that only its
+//! owner may read, and are never printed.
 
 use std::{
     collections::BTreeMap,
@@ -10,7 +10,7 @@ use std::{
 
 use clap::ArgMatches;
 
-use crate::error::CliError;
+use crate::{error::CliError, terminal::escape};
 
 /// Profile keys, each the lower-case name of a `LICENSING_*` variable; `secret` keys go
 /// to the secrets file.
@@ -30,7 +30,48 @@ pub const KEYS: &[(&str, bool)] = &[
     ("client_token", true),
     ("user_token", true),
     ("sandbox_token", true),
+    ("app_key", true),
 ];
+
+/// Operation parameters that hold a secret: (the spec's name, the variable that gives it
+/// when the flag does not). The flag is then optional, `-` reads it from stdin, and the
+/// profile key of the variable's name gives it too.
+pub const PARAM_VARS: &[(&str, &str)] = &[("appKey", "LICENSING_APP_KEY")];
+
+/// The variable that gives the operation parameter `wire`, if it is a secret one.
+pub fn param_var(wire: &str) -> Option<&'static str> {
+    PARAM_VARS.iter().find(|(w, _)| *w == wire).map(|(_, v)| *v)
+}
+
+/// The profile key of a `LICENSING_*` variable.
+fn profile_key(var: &str) -> String {
+    var.strip_prefix("LICENSING_")
+        .unwrap_or(var)
+        .to_ascii_lowercase()
+}
+
+/// The usage error for a secret parameter that no flag, variable or profile gives.
+pub fn missing_param(wire: &str, flag: &str, var: &str) -> CliError {
+    CliError::usage(format!(
+        "{wire} is required: --{flag} - (reads stdin), {var}, or the profile's {}",
+        profile_key(var)
+    ))
+}
+
+/// One line of stdin, without its line ending, for a secret given as `-`.
+fn stdin_line(flag: &str) -> Result<String, CliError> {
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| CliError::usage(format!("--{flag} -: cannot read stdin: {e}")))?;
+    let value = line.trim_end_matches(['\n', '\r']);
+    if value.trim().is_empty() {
+        return Err(CliError::usage(format!(
+            "--{flag} -: stdin gave an empty line"
+        )));
+    }
+    Ok(value.to_string())
+}
 
 /// Global flags that set a variable: (flag, variable).
 pub const FLAG_VARS: &[(&str, &str)] = &[
@@ -136,33 +177,86 @@ fn check_private(_: &Path) -> Result<(), CliError> {
 }
 
 fn write_file(path: &Path, profiles: &Profiles, secret: bool) -> Result<(), CliError> {
+    use std::io::Write as _;
     let text = toml::to_string(&File {
         profiles: profiles.clone(),
     })
     .map_err(|e| CliError::usage(format!("{}: {e}", path.display())))?;
     let failed =
         |e: std::io::Error| CliError::usage(format!("cannot write {}: {e}", path.display()));
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(failed)?;
-    }
-    // Written beside and renamed: a reader never sees half a file, and the secrets file
-    // is private from its first byte.
-    let temp = path.with_extension("toml.tmp");
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    // Written to a new file beside the target and renamed over it, so a reader never sees
+    // half a file. The new file's name is random and it is created exclusively, so a file
+    // or a symlink someone else planted beside the target (as `credentials.toml.tmp` once
+    // was) is neither written through nor followed; the rename replaces a symlink at the
+    // target itself rather than writing where it points.
+    let prefix = format!(
+        ".{}.",
+        path.file_stem().unwrap_or_default().to_string_lossy()
+    );
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
     #[cfg(unix)]
     {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(if secret { 0o600 } else { 0o644 });
+        use std::os::unix::fs::PermissionsExt as _;
+        // Given at creation, so the umask still applies to the settings file.
+        builder.permissions(std::fs::Permissions::from_mode(if secret {
+            0o600
+        } else {
+            0o644
+        }));
     }
-    let _ = secret;
-    {
-        use std::io::Write as _;
-        let mut file = options.open(&temp).map_err(failed)?;
-        file.write_all(text.as_bytes()).map_err(failed)?;
-        file.sync_all().map_err(failed)?;
+    let mut temp = builder.tempfile_in(dir).map_err(failed)?;
+    if secret {
+        check_private_file(temp.as_file(), path)?;
     }
-    std::fs::rename(&temp, path).map_err(failed)
+    temp.write_all(text.as_bytes()).map_err(failed)?;
+    temp.as_file().sync_all().map_err(failed)?;
+    temp.persist(path).map_err(|e| failed(e.error))?;
+    sync_dir(dir);
+    Ok(())
+}
+
+/// Refuses to write tokens to a file others could read: the temporary file is created
+/// private, and a file system that does not keep the mode (some network and FAT mounts)
+/// must not receive them.
+#[cfg(unix)]
+fn check_private_file(file: &std::fs::File, path: &Path) -> Result<(), CliError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = file
+        .metadata()
+        .map_err(|e| CliError::usage(format!("cannot write {}: {e}", path.display())))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        return Err(CliError::usage(format!(
+            "refusing to write {}: its file system made the new file accessible to others \
+             (mode {:o})",
+            path.display(),
+            mode & 0o777
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn check_private_file(_: &std::fs::File, _: &Path) -> Result<(), CliError> {
+    Ok(())
+}
+
+/// Makes a rename in `dir` durable. Best effort: the file is complete either way, and a
+/// crash before the directory reaches the disk leaves the previous version.
+fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(dir) = std::fs::File::open(dir) {
+        let _ = dir.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
 }
 
 /// Where every setting comes from, and the clients built from them.
@@ -215,8 +309,33 @@ impl Context {
         if let Some(v) = env_var(name) {
             return Some(v);
         }
-        let key = name.strip_prefix("LICENSING_")?.to_ascii_lowercase();
-        self.profile.get(&key).cloned()
+        name.strip_prefix("LICENSING_")?;
+        self.profile.get(&profile_key(name)).cloned()
+    }
+
+    /// The `appKey` of `batchOrder` (and of `licensing orders submit`): the flag's value
+    /// if given (`-` reads one line of stdin), else `LICENSING_APP_KEY` (from the
+    /// environment or the profile's `app_key`); a usage error otherwise. Never printed.
+    pub fn app_key(&self, flag: Option<&str>) -> Result<String, CliError> {
+        self.secret_param("appKey", "app-key", flag)?
+            .ok_or_else(|| missing_param("appKey", "app-key", "LICENSING_APP_KEY"))
+    }
+
+    /// A parameter [`PARAM_VARS`] lists, named `wire` on the wire and `--flag` on the
+    /// command line: the flag's value (`-` reads one line of stdin), else its variable.
+    pub fn secret_param(
+        &self,
+        wire: &str,
+        flag: &str,
+        value: Option<&str>,
+    ) -> Result<Option<String>, CliError> {
+        match value {
+            Some("-") => stdin_line(flag).map(Some),
+            Some(value) => Ok(Some(value.to_string())),
+            None => Ok(param_var(wire)
+                .and_then(|var| self.var(var))
+                .filter(|v| !v.trim().is_empty())),
+        }
     }
 
     fn hint(&self, error: licensing_sdk::Error) -> CliError {
@@ -292,7 +411,7 @@ fn load_profile(name: &str) -> Result<Option<BTreeMap<String, String>>, CliError
     Ok(found.then_some(profile))
 }
 
-/// `licensing profile add|list|show`.
+/// `licensing profile add|list|show|remove`.
 pub fn profile_command(matches: &ArgMatches) -> Result<(), CliError> {
     let dir = config_dir()?;
     let config_path = dir.join("config.toml");
@@ -329,7 +448,7 @@ pub fn profile_command(matches: &ArgMatches) -> Result<(), CliError> {
                 })?;
                 if secret && value == "-" {
                     if stdin_read {
-                        return Err(CliError::usage("only one token can be read from stdin"));
+                        return Err(CliError::usage("only one secret can be read from stdin"));
                     }
                     stdin_read = true;
                     let mut line = String::new();
@@ -345,7 +464,11 @@ pub fn profile_command(matches: &ArgMatches) -> Result<(), CliError> {
             if secrets.contains_key(&name) {
                 write_file(&secrets_path, &secrets, true)?;
             }
-            eprintln!("profile `{name}` saved in {}", dir.display());
+            eprintln!(
+                "profile `{}` saved in {}",
+                escape(&name),
+                escape(&dir.display().to_string())
+            );
             Ok(())
         }
         Some(("list", _)) => {
@@ -356,7 +479,7 @@ pub fn profile_command(matches: &ArgMatches) -> Result<(), CliError> {
             names.sort();
             names.dedup();
             for name in names {
-                println!("{name}");
+                println!("{}", escape(&name));
             }
             Ok(())
         }
@@ -368,14 +491,46 @@ pub fn profile_command(matches: &ArgMatches) -> Result<(), CliError> {
                 .unwrap_or_else(|| "default".to_string());
             let profile = load_profile(&name)?
                 .ok_or_else(|| CliError::usage(format!("no profile named `{name}`")))?;
-            println!("[{name}]");
+            println!("[{}]", escape(&name));
             for (key, secret) in KEYS {
                 if let Some(value) = profile.get(*key) {
-                    // A token is never printed, not even in part.
-                    let shown = if *secret { "(set, hidden)" } else { value };
+                    // A secret is never printed, not even in part.
+                    let shown = if *secret {
+                        "(set, hidden)".into()
+                    } else {
+                        escape(value)
+                    };
                     println!("{key} = {shown}");
                 }
             }
+            Ok(())
+        }
+        Some(("remove", m)) => {
+            let name = m.get_one::<String>("name").expect("required");
+            let mut settings = read_file(&config_path, false)?;
+            let mut secrets = if secrets_path.exists() {
+                read_file(&secrets_path, true)?
+            } else {
+                Profiles::new()
+            };
+            let in_settings = settings.remove(name).is_some();
+            let in_secrets = secrets.remove(name).is_some();
+            if !in_settings && !in_secrets {
+                return Err(CliError::usage(format!(
+                    "no profile named `{name}` (see `licensing profile list`)"
+                )));
+            }
+            if in_settings {
+                write_file(&config_path, &settings, false)?;
+            }
+            if in_secrets {
+                write_file(&secrets_path, &secrets, true)?;
+            }
+            eprintln!(
+                "profile `{}` removed from {}",
+                escape(name),
+                escape(&dir.display().to_string())
+            );
             Ok(())
         }
         _ => unreachable!("clap requires a subcommand"),

@@ -12,8 +12,12 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// The service could not be reached, or its answer was lost: the outcome is unknown.
     pub const TRANSPORT: u8 = 3;
-    /// Stopped by Ctrl-C.
+    /// Stopped by Ctrl-C (SIGINT).
     pub const INTERRUPTED: u8 = 130;
+    /// Stopped by SIGTERM (`kill`, `timeout`, a service manager).
+    pub const TERMINATED: u8 = 143;
+    /// Stopped by SIGHUP (the terminal went away).
+    pub const HANGUP: u8 = 129;
 }
 
 /// A failed command: a one-line message, its causes (shown with `--verbose`) and the exit

@@ -8,12 +8,13 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::{
+    config::{Context, missing_param, param_var},
     error::CliError,
-    ops::{CliOp, Kind, Location},
+    ops::{CliOp, Kind, Location, Paged},
 };
 
 /// The parameters and body of one call.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Input {
     params: HashMap<&'static str, String>,
     body: Option<Value>,
@@ -21,15 +22,58 @@ pub struct Input {
     pub paginate: bool,
 }
 
+impl std::fmt::Debug for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let params: std::collections::BTreeMap<_, _> = self
+            .params
+            .iter()
+            .map(|(k, v)| {
+                let shown = if param_var(k).is_some() {
+                    "(redacted)"
+                } else {
+                    v.as_str()
+                };
+                (*k, shown)
+            })
+            .collect();
+        f.debug_struct("Input")
+            .field("params", &params)
+            .field("body", &self.body)
+            .field("paginate", &self.paginate)
+            .finish()
+    }
+}
+
 impl Input {
-    /// Reads the command's flags and `--json-body`.
-    pub fn from_matches(op: &CliOp, matches: &ArgMatches) -> Result<Self, CliError> {
+    /// Reads the command's flags and `--json-body`; a secret parameter the flags do not
+    /// give comes from its variable or the profile, through `ctx`.
+    pub fn from_matches(op: &CliOp, matches: &ArgMatches, ctx: &Context) -> Result<Self, CliError> {
         let mut input = Input {
             paginate: op.paged.is_some() && matches.get_flag("paginate"),
             ..Input::default()
         };
         let mut fields = Map::new();
         for flag in op.flags() {
+            if let Some(var) = param_var(flag.wire).filter(|_| flag.location != Location::Body) {
+                let given = matches.get_one::<String>(flag.flag).map(String::as_str);
+                if given == Some("-")
+                    && op.body.is_some()
+                    && matches.get_one::<String>("json-body").map(String::as_str) == Some("-")
+                {
+                    return Err(CliError::usage(format!(
+                        "--{} - and --json-body - cannot both read stdin",
+                        flag.flag
+                    )));
+                }
+                match ctx.secret_param(flag.wire, flag.flag, given)? {
+                    Some(value) => {
+                        input.params.insert(flag.wire, value);
+                    }
+                    None if flag.required => return Err(missing_param(flag.wire, flag.flag, var)),
+                    None => {}
+                }
+                continue;
+            }
             let value = match flag.kind {
                 Kind::Int { .. } => matches.get_one::<i64>(flag.flag).map(|v| Value::from(*v)),
                 Kind::Number => matches.get_one::<f64>(flag.flag).map(|v| Value::from(*v)),
@@ -54,6 +98,18 @@ impl Input {
                     fields.insert(flag.wire.to_string(), value);
                 }
             }
+        }
+        // The first page is the SDK's default (1); a required page size needs a value.
+        let size = op
+            .paged
+            .as_ref()
+            .filter(|_| input.paginate)
+            .and_then(|paged| op.params.iter().find(|f| f.wire == paged.size));
+        if let Some(size) = size.filter(|f| f.required) {
+            input
+                .params
+                .entry(size.wire)
+                .or_insert_with(|| Paged::default_size(size).to_string());
         }
         if let Some(body) = &op.body {
             let mut value = match matches.get_one::<String>("json-body") {

@@ -10,8 +10,12 @@ mod input;
 mod ops;
 mod output;
 mod sandbox;
+mod terminal;
 
-use std::{io::IsTerminal as _, process::ExitCode};
+use std::{
+    io::{IsTerminal as _, Write as _},
+    process::ExitCode,
+};
 
 use error::{CliError, exit};
 use output::{Format, Sink};
@@ -38,12 +42,16 @@ fn main() -> ExitCode {
     match runtime.block_on(run(&matches)) {
         Ok(()) => ExitCode::from(exit::OK),
         Err(e) => {
-            // An empty message: the command reported its outcome itself.
+            // An empty message: the command reported its outcome itself. Messages quote
+            // what the services and the files hold: escaped, none of it drives the terminal.
+            // Written without `eprintln!`, which panics when the terminal has gone away (a
+            // run stopped by SIGHUP still exits 129).
             if !e.message.is_empty() {
-                eprintln!("error: {}", e.message);
+                let mut stderr = std::io::stderr().lock();
+                let _ = writeln!(stderr, "error: {}", terminal::escape(&e.message));
                 if verbose {
                     for cause in &e.chain {
-                        eprintln!("  caused by: {cause}");
+                        let _ = writeln!(stderr, "  caused by: {}", terminal::escape(cause));
                     }
                 }
             }
@@ -84,7 +92,7 @@ async fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
                 "order" | "member" => {
                     let (command, m) = sub.subcommand().expect("clap requires a subcommand");
                     let op = ops::find(name, command).expect("built from the same records");
-                    let input = input::Input::from_matches(op, m)?;
+                    let input = input::Input::from_matches(op, m, &ctx)?;
                     ops::dispatch(&ctx, op, &input, &mut sink).await
                 }
                 "api" => api::run(&ctx, sub, &mut sink).await,

@@ -83,6 +83,31 @@ pub struct Body {
     pub fields: &'static [Flag],
 }
 
+/// How a list operation pages (the spec's `x-pagination`), by wire name.
+#[derive(Debug)]
+pub struct Paged {
+    /// The page-number query parameter.
+    pub page: &'static str,
+    /// The page-size query parameter.
+    pub size: &'static str,
+}
+
+/// Items per page for `--paginate` when the spec requires a page size, none is given and
+/// the spec documents no maximum (`listMembers` says it does not): few requests, without
+/// asking for more than a service is likely to allow.
+pub const DEFAULT_PAGE_SIZE: i64 = 100;
+
+impl Paged {
+    /// The page size `--paginate` uses when `flag`, the page-size flag, is not given: the
+    /// spec's maximum, else [`DEFAULT_PAGE_SIZE`].
+    pub fn default_size(flag: &Flag) -> i64 {
+        match flag.kind {
+            Kind::Int { max: Some(max), .. } => max,
+            _ => DEFAULT_PAGE_SIZE,
+        }
+    }
+}
+
 /// One operation as a command.
 #[derive(Debug)]
 pub struct CliOp {
@@ -104,8 +129,8 @@ pub struct CliOp {
     pub params: &'static [Flag],
     /// The request body, if any.
     pub body: Option<Body>,
-    /// For paged operations: the page-number parameter and the page's item list.
-    pub paged: Option<(&'static str, &'static str)>,
+    /// For paged operations: how they page.
+    pub paged: Option<Paged>,
 }
 
 impl CliOp {

@@ -6,7 +6,7 @@ use std::io::Write;
 use futures_util::{Stream, StreamExt as _};
 use serde::Serialize;
 
-use crate::error::CliError;
+use crate::{error::CliError, terminal::escape};
 
 /// The output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,10 +212,11 @@ fn width(s: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(s)
 }
 
+/// A cell's text: escaped (see [`escape`]), then cut to [`MAX_CELL`].
 fn clip(s: &str) -> String {
-    let s = s.replace(['\n', '\r', '\t'], " ");
+    let s = escape(s);
     if width(&s) <= MAX_CELL {
-        return s;
+        return s.into_owned();
     }
     let mut out = String::new();
     for c in s.chars() {
@@ -255,19 +256,25 @@ fn columns(header: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// Whether `value` is printed as a table of its own under its key: a list with objects.
+fn nested_list(value: &Json) -> bool {
+    matches!(value, Json::Array(items) if items.iter().any(|i| matches!(i, Json::Object(_))))
+}
+
 /// A readable table of a value: a list of objects as columns (the fields in order of
-/// first appearance), an object as `field  value` lines with its one list of objects (a
-/// page's items) as a table under them, anything else as text.
+/// first appearance), an object as `field  value` lines with each of its lists of objects
+/// (a page's items, a partial failure's results) as a table of its own under its key,
+/// anything else as text. Every key and value is escaped (see [`escape`]).
 pub fn table(value: &Json) -> String {
     match value {
         Json::Array(items) if items.is_empty() => "(none)\n".to_string(),
         Json::Array(items) if items.iter().all(|i| matches!(i, Json::Object(_))) => {
-            let mut header: Vec<String> = Vec::new();
+            let mut header: Vec<&str> = Vec::new();
             for item in items {
                 if let Json::Object(fields) = item {
                     for (k, _) in fields {
-                        if !header.contains(k) {
-                            header.push(k.clone());
+                        if !header.contains(&k.as_str()) {
+                            header.push(k);
                         }
                     }
                 }
@@ -289,35 +296,106 @@ pub fn table(value: &Json) -> String {
                         .collect()
                 })
                 .collect();
+            let header: Vec<String> = header.into_iter().map(|h| escape(h).into_owned()).collect();
             columns(&header, &rows)
         }
-        Json::Array(items) => items.iter().map(|i| format!("{}\n", i.cell())).collect(),
+        Json::Array(items) => items
+            .iter()
+            .map(|i| format!("{}\n", escape(&i.cell())))
+            .collect(),
         Json::Object(fields) => {
-            let nested = fields.iter().filter(|(_, v)| {
-                matches!(v, Json::Array(items) if items.iter().any(|i| matches!(i, Json::Object(_))))
-            });
-            let list = if nested.count() == 1 {
-                fields.iter().find(|(_, v)| matches!(v, Json::Array(items) if items.iter().any(|i| matches!(i, Json::Object(_)))))
-            } else {
-                None
-            };
             let rows: Vec<Vec<String>> = fields
                 .iter()
-                .filter(|(k, _)| list.is_none_or(|(l, _)| l != k))
-                .map(|(k, v)| vec![k.clone(), clip(&v.cell())])
+                .filter(|(_, v)| !nested_list(v))
+                .map(|(k, v)| vec![escape(k).into_owned(), clip(&v.cell())])
                 .collect();
             let mut out = if rows.is_empty() {
                 String::new()
             } else {
                 columns(&["FIELD".to_string(), "VALUE".to_string()], &rows)
             };
-            if let Some((name, items)) = list {
-                out.push_str(&format!("\n{name}:\n"));
+            for (name, items) in fields.iter().filter(|(_, v)| nested_list(v)) {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(&format!("{}:\n", escape(name)));
                 out.push_str(&table(items));
             }
             out
         }
         Json::Null => "ok\n".to_string(),
-        Json::Scalar(s) => format!("{s}\n"),
+        Json::Scalar(s) => format!("{}\n", escape(s)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json(text: &str) -> Json {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn each_list_of_objects_in_an_object_is_a_table_under_its_key() {
+        // `addMembers`' partial failure (60027): what was added and what was not.
+        let result = json(
+            r#"{"succeeded":[{"userName":"ada","globalId":"MG-1"}],
+                "failed":[{"userName":"bob","message":"taken"},{"userName":"eve","message":"bad: x"}]}"#,
+        );
+        assert_eq!(
+            table(&result),
+            "succeeded:\n\
+             userName  globalId\n\
+             ada       MG-1\n\
+             \n\
+             failed:\n\
+             userName  message\n\
+             bob       taken\n\
+             eve       bad: x\n"
+        );
+        // Scalars first, as `field  value` lines; an empty list stays a cell.
+        let page = json(r#"{"total":1,"none":[],"list":[{"id":"1"}],"tags":["a"]}"#);
+        assert_eq!(
+            table(&page),
+            "FIELD  VALUE\n\
+             total  1\n\
+             none   []\n\
+             tags   [a]\n\
+             \n\
+             list:\n\
+             id\n\
+             1\n"
+        );
+    }
+
+    #[test]
+    fn keys_and_cells_are_escaped_and_json_is_not() {
+        let name = "E\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}gpj.exe\nx";
+        let value = serde_json::json!([{ "enterpriseName": name, "k\tey": "v" }]);
+        let text = table(&Json::of(&value));
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}', '\u{202e}', '\t']),
+            "{text:?}"
+        );
+        assert_eq!(text.lines().count(), 2, "{text:?}");
+        assert!(
+            text.contains("E\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\u{202e}gpj.exe\\nx"),
+            "{text:?}"
+        );
+        assert!(text.starts_with("enterpriseName"), "{text:?}");
+        assert!(text.contains("k\\tey"), "{text:?}");
+        let object = table(&json(r#"{"a\u001b":"\u0007"}"#));
+        assert_eq!(object, "FIELD    VALUE\na\\u{1b}  \\u{7}\n");
+        assert_eq!(table(&json(r#""\u009b31m""#)), "\\u{9b}31m\n");
+        assert_eq!(table(&json(r#"["\u001b"]"#)), "\\u{1b}\n");
+    }
+
+    #[test]
+    fn a_cut_cell_is_escaped_first() {
+        let long = format!("{}\u{1b}", "x".repeat(60));
+        let cell = clip(&long);
+        assert!(cell.ends_with('…') && !cell.contains('\u{1b}'), "{cell:?}");
+        assert_eq!(width(&cell), MAX_CELL);
     }
 }

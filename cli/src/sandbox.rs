@@ -60,6 +60,11 @@ pub fn command() -> Command {
         .subcommand(
             Command::new("journal")
                 .about("Shows the requests the services received and what they answered")
+                .long_about(
+                    "Shows the requests the services received and what they answered. A table \
+                     shows each time in RFC 3339 (UTC); JSON keeps the milliseconds since the \
+                     epoch.",
+                )
                 .arg(
                     Arg::new("operation")
                         .long("operation")
@@ -156,7 +161,7 @@ pub fn command() -> Command {
                 .subcommand(Command::new("list").about("Lists the fault rules"))
                 .subcommand(
                     Command::new("remove")
-                        .about("Removes a fault rule, or all of them")
+                        .about("Removes a fault rule, or all of them, and prints what it removed")
                         .arg(
                             Arg::new("id")
                                 .value_parser(value_parser!(i64))
@@ -354,14 +359,19 @@ pub async fn run(ctx: &Context, m: &ArgMatches, sink: &mut Sink) -> Result<(), C
                 let reply = admin.list_faults().send().await.map_err(failed)?;
                 sink.value(&reply.into_inner())
             }
+            // The admin API answers a removal with no body: what is removed is read first,
+            // so that the command can show it.
             ("remove", m) => {
                 if m.get_flag("all") {
+                    let rules = admin.list_faults().send().await.map_err(failed)?;
                     admin.clear_faults().send().await.map_err(failed)?;
+                    sink.value(&rules.into_inner())
                 } else {
                     let id = *m.get_one::<i64>("id").expect("required");
+                    let rule = admin.get_fault().id(id).send().await.map_err(failed)?;
                     admin.delete_fault().id(id).send().await.map_err(failed)?;
+                    sink.value(&rule.into_inner())
                 }
-                sink.value(&())
             }
             _ => unreachable!(),
         },
@@ -386,7 +396,8 @@ pub async fn run(ctx: &Context, m: &ArgMatches, sink: &mut Sink) -> Result<(), C
     }
 }
 
-/// One journal entry as a table row: bodies left out unless `--full`.
+/// One journal entry as a table row: its time in RFC 3339, bodies left out unless
+/// `--full`.
 fn row(entry: &t::JournalEntry, full: bool) -> Json {
     let Json::Object(mut fields) = Json::of(entry) else {
         unreachable!("an entry is an object")
@@ -394,7 +405,36 @@ fn row(entry: &t::JournalEntry, full: bool) -> Json {
     if !full {
         fields.retain(|(k, _)| !matches!(k.as_str(), "requestBody" | "replyBody" | "query"));
     }
+    for (key, value) in &mut fields {
+        if key == "time" {
+            *value = Json::Scalar(rfc3339(entry.time));
+        }
+    }
     Json::Object(fields)
+}
+
+/// Milliseconds since the Unix epoch as RFC 3339 in UTC, to the millisecond:
+/// `2026-01-01T00:00:00.123Z`.
+fn rfc3339(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    let in_day = ms.rem_euclid(86_400_000);
+    // The proleptic Gregorian date of a day count (Howard Hinnant's `civil_from_days`).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        in_day / 3_600_000,
+        in_day / 60_000 % 60,
+        in_day / 1000 % 60,
+        in_day % 1000
+    )
 }
 
 async fn journal(admin: &admin::Client, m: &ArgMatches, sink: &mut Sink) -> Result<(), CliError> {
@@ -445,5 +485,20 @@ async fn journal(admin: &admin::Client, m: &ArgMatches, sink: &mut Sink) -> Resu
         }
         let page = list(None).send().await.map_err(failed)?.into_inner();
         print(&page.entries, sink, &mut last)?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn journal_times_read_as_rfc_3339_in_utc() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(1_767_225_600_123), "2026-01-01T00:00:00.123Z");
+        // The last millisecond of a leap day, and one before the epoch.
+        assert_eq!(rfc3339(951_868_799_999), "2000-02-29T23:59:59.999Z");
+        assert_eq!(rfc3339(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(rfc3339(1_709_251_199_000), "2024-02-29T23:59:59.000Z");
     }
 }

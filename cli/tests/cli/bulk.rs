@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::{Sim, stderr};
 
 /// `n` newly allocated asset numbers.
-fn numbers(sim: &Sim, n: usize) -> Vec<String> {
+pub fn numbers(sim: &Sim, n: usize) -> Vec<String> {
     let client = order::Client::builder(&sim.sim.url())
         .application_token(licensing_sim::DEFAULT_APP_TOKEN)
         .build()
@@ -36,7 +36,7 @@ fn numbers(sim: &Sim, n: usize) -> Vec<String> {
 }
 
 /// A `new_buy` order of the demo seed's customer for one asset number.
-fn order(number: &str) -> Value {
+pub fn order(number: &str) -> Value {
     json!({
         "orderType": "new_buy", "sequence": 1, "customerId": "C100002",
         "enterpriseGlobalId": "EG-000001", "licenseType": "normal_recover_usbkey",
@@ -54,7 +54,8 @@ fn order(number: &str) -> Value {
     })
 }
 
-fn write_orders(path: &Path, numbers: &[String]) {
+/// A JSON Lines file of one `new_buy` order per asset number.
+pub fn write_orders(path: &Path, numbers: &[String]) {
     let mut text = String::new();
     for n in numbers {
         text.push_str(&order(n).to_string());
@@ -63,15 +64,17 @@ fn write_orders(path: &Path, numbers: &[String]) {
     std::fs::write(path, text).unwrap();
 }
 
-fn results(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+/// The records of a results file, its header (the run it belongs to) left out.
+pub fn results(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert!(header["run"]["sha256"].is_string(), "{header}");
+    lines.map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
-fn fault(sim: &Sim, rule: Value) -> i64 {
+/// Adds a fault rule; its id.
+pub fn fault(sim: &Sim, rule: Value) -> i64 {
     let spec: licensing_sim::admin::types::FaultRuleSpec = serde_json::from_value(rule).unwrap();
     let rule = sim
         .rt
@@ -141,7 +144,15 @@ fn ten_thousand_orders_with_a_failed_batch_an_unknown_one_and_an_interruption() 
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
-    assert!(stderr(&output).contains("--resume"), "{}", stderr(&output));
+    // The command to continue is given whole, with the appKey's value left out.
+    let hint = stderr(&output);
+    assert!(
+        hint.contains("--resume")
+            && hint.contains("--app-key - ")
+            && hint.contains("--concurrency 2"),
+        "{hint}"
+    );
+    assert!(!hint.contains("APP_KEY"), "{hint}");
     let first = results(&results_path);
     let lines: BTreeSet<u64> = first.iter().map(|r| r["line"].as_u64().unwrap()).collect();
     assert_eq!(

@@ -55,9 +55,18 @@ fn every_operation_is_reached_through_its_command() {
             operations::Service::Member => "member",
         };
         let mut cmd = sim.cmd();
+        // The appKey comes from the environment (or the profile); --app-key is optional.
+        cmd.env("LICENSING_APP_KEY", parameter("appKey"));
         cmd.args([service, &kebab(op.id)]);
         for name in op.path_params() {
             cmd.arg(format!("--{}", kebab(name))).arg(parameter(name));
+        }
+        // The page flags are required unless --paginate, so the usage line does not show
+        // them: one page is asked for, as any other call.
+        if let Some(paging) = op.pagination {
+            for name in [paging.page_param, paging.size_param] {
+                cmd.arg(format!("--{}", kebab(name))).arg(parameter(name));
+            }
         }
         // Required query parameters, as `--help` lists them in its usage line.
         let help = sim
@@ -560,4 +569,530 @@ fn completion_scripts_cover_the_generated_commands() {
     }
     let output = sim.cmd().args(["completion", "tcsh"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
+}
+
+/// A `batchOrder` body: one `new_buy` order of the demo seed's customer for `number`.
+fn batch(sim: &Sim, number: &str) -> std::path::PathBuf {
+    let product = serde_json::json!({
+        "crmProductId": "P-CAD", "parentCrmProductId": "A-1", "productUri": "cad",
+        "productName": "CAD Suite", "productType": "software", "limitConcurrent": 5,
+        "limitTimeDuration": 0, "trial": 0, "trialEndDate": 0, "timeUnit": "year",
+        "timeUnitQuantity": 1, "timeDurationExpression": "1-0-0", "productFeatures": []
+    });
+    let order = serde_json::json!({
+        "orderType": "new_buy", "sequence": 1, "customerId": "C100002",
+        "enterpriseGlobalId": "EG-000001", "licenseType": "normal_recover_usbkey",
+        "crmCustomerId": "CRM-ACME", "customerName": "Acme Robotics",
+        "channelCustomerId": "CC-ACME", "customerType": "company", "adminName": "Ada",
+        "adminAccount": "ada", "adminEmail": "ada@example.com",
+        "adminCellNumber": "13800000000", "passwordMobile": "13800000000",
+        "address": "1 Main Street", "branchCode": "BR01", "branchName": "North",
+        "assets": [{"assetNos": [number], "products": [product]}]
+    });
+    let body = serde_json::json!({
+        "channelCode": "CH01", "channelOrderId": format!("CO-{number}"), "syncMode": "sync",
+        "orderList": [order]
+    });
+    let path = sim.path(&format!("batch-{number}.json"));
+    std::fs::write(&path, body.to_string()).unwrap();
+    path
+}
+
+/// Newly allocated asset numbers, through the command line.
+fn shell_numbers(sim: &Sim, n: usize) -> Vec<String> {
+    let output = sim
+        .cmd()
+        .args(["order", "allocate-shell-nums", "--size", &n.to_string()])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_str::<Vec<Value>>(&stdout(&output))
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().map_or_else(|| n.to_string(), str::to_string))
+        .collect()
+}
+
+#[test]
+fn batch_order_takes_the_app_key_from_the_environment_or_the_profile_and_never_prints_it() {
+    let sim = Sim::start();
+    let numbers = shell_numbers(&sim, 3);
+    let secrets = [
+        "env-app-key-0451",
+        "profile-app-key-0452",
+        "stdin-app-key-0453",
+    ];
+    let quiet = |output: &std::process::Output| {
+        for secret in secrets {
+            assert!(
+                !stdout(output).contains(secret) && !stderr(output).contains(secret),
+                "{secret} was printed"
+            );
+        }
+    };
+    let orders_before = sim.orders().len();
+    // From the environment.
+    let output = sim
+        .cmd()
+        .env("LICENSING_APP_KEY", secrets[0])
+        .args(["order", "batch-order", "--json-body"])
+        .arg(batch(&sim, &numbers[0]))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    quiet(&output);
+    // From the profile (`default`, used when none is named), given on stdin.
+    let add = sim
+        .cmd()
+        .args(["profile", "add", "default", "--app-key", "-"])
+        .write_stdin(format!("{}\n", secrets[1]))
+        .output()
+        .unwrap();
+    assert!(add.status.success(), "{}", stderr(&add));
+    quiet(&add);
+    let output = sim
+        .cmd()
+        .args(["order", "batch-order", "--json-body"])
+        .arg(batch(&sim, &numbers[1]))
+        .arg("--verbose")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    quiet(&output);
+    // From the flag's `-`: stdin.
+    let output = sim
+        .cmd()
+        .args(["order", "batch-order", "--app-key", "-", "--json-body"])
+        .arg(batch(&sim, &numbers[2]))
+        .write_stdin(format!("{}\n", secrets[2]))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    quiet(&output);
+    assert_eq!(sim.orders().len(), orders_before + 3);
+    assert_eq!(
+        sim.journal().iter().filter(|o| *o == "batchOrder").count(),
+        3
+    );
+    // --app-key - and --json-body - cannot share stdin.
+    let output = sim
+        .cmd()
+        .args(["order", "batch-order", "--app-key", "-", "--json-body", "-"])
+        .write_stdin("{}")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("cannot both read stdin"),
+        "{}",
+        stderr(&output)
+    );
+    // A transport failure with --verbose prints its causes, never the appKey.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let output = sim
+        .cmd()
+        .env("LICENSING_ORDER_URL", &dead)
+        .env("LICENSING_APP_KEY", secrets[0])
+        .args([
+            "order",
+            "batch-order",
+            "--retry",
+            "never",
+            "--verbose",
+            "--json-body",
+        ])
+        .arg(batch(&sim, &numbers[0]))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(stderr(&output).contains("caused by"), "{}", stderr(&output));
+    quiet(&output);
+}
+
+#[test]
+fn batch_order_without_an_app_key_is_a_usage_error_and_nothing_is_sent() {
+    let sim = Sim::start();
+    let number = shell_numbers(&sim, 1).remove(0);
+    let before = sim.journal().len();
+    for blank in [None, Some("  ")] {
+        let mut cmd = sim.cmd();
+        if let Some(blank) = blank {
+            cmd.env("LICENSING_APP_KEY", blank);
+        }
+        let output = cmd
+            .args(["order", "batch-order", "--json-body"])
+            .arg(batch(&sim, &number))
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert_eq!(
+            stderr(&output),
+            "error: appKey is required: --app-key - (reads stdin), LICENSING_APP_KEY, or the \
+             profile's app_key\n"
+        );
+    }
+    assert_eq!(sim.journal().len(), before, "nothing was sent");
+    let help = sim
+        .cmd()
+        .args(["order", "batch-order", "--help"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&help).contains(
+            "Default: LICENSING_APP_KEY, else the profile's app_key; `-` reads it from stdin."
+        ),
+        "{}",
+        stdout(&help)
+    );
+}
+
+/// A server that answers every request with `reply`, and hands over each request line.
+fn stub(reply: &'static str) -> (String, std::sync::mpsc::Receiver<String>) {
+    use std::io::{BufRead as _, Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            let mut request_line = String::new();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+                if request_line.is_empty() {
+                    request_line = line.trim_end().to_string();
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            let _ = tx.send(request_line);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+                 connection: close\r\n\r\n{reply}",
+                reply.len()
+            );
+        }
+    });
+    (url, rx)
+}
+
+#[test]
+fn the_app_key_sent_is_the_flag_over_the_environment_over_the_profile() {
+    let sim = Sim::start();
+    let (url, requests) = stub(r#"{"code":0,"message":"success","data":[]}"#);
+    let add = sim
+        .cmd()
+        .args(["profile", "add", "default", "--app-key", "-"])
+        .write_stdin("key-of-profile\n")
+        .output()
+        .unwrap();
+    assert!(add.status.success(), "{}", stderr(&add));
+    let body = batch(&sim, "8000000001");
+    let sent = |env: Option<&str>, flag: Option<&str>, stdin: &str| {
+        let mut cmd = sim.cmd();
+        if let Some(key) = env {
+            cmd.env("LICENSING_APP_KEY", key);
+        }
+        cmd.env("LICENSING_ORDER_URL", &url)
+            .args(["order", "batch-order", "--retry", "never", "--json-body"])
+            .arg(&body);
+        if let Some(key) = flag {
+            cmd.args(["--app-key", key]);
+        }
+        let output = cmd.write_stdin(stdin).output().unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert!(!stdout(&output).contains("key-of") && !stderr(&output).contains("key-of"));
+        let line = requests
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .unwrap();
+        let query = line
+            .split(['?', ' '])
+            .nth(2)
+            .unwrap_or_default()
+            .to_string();
+        query
+            .split('&')
+            .find_map(|p| p.strip_prefix("appKey="))
+            .unwrap_or_else(|| panic!("no appKey in {line}"))
+            .to_string()
+    };
+    assert_eq!(sent(None, None, ""), "key-of-profile");
+    assert_eq!(sent(Some("key-of-env"), None, ""), "key-of-env");
+    assert_eq!(
+        sent(Some("key-of-env"), Some("key-of-flag"), ""),
+        "key-of-flag"
+    );
+    assert_eq!(
+        sent(Some("key-of-env"), Some("-"), "key-of-stdin\r\n"),
+        "key-of-stdin"
+    );
+}
+
+#[test]
+fn paginate_starts_at_page_1_with_a_default_page_size() {
+    let sim = Sim::start();
+    let list = |extra: &[&str]| {
+        let output = sim
+            .cmd()
+            .args([
+                "member",
+                "list-members",
+                "--enterprise-global-id",
+                "EG-000001",
+                "--paginate",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["globalId"].to_string())
+            .collect::<Vec<_>>()
+    };
+    let all = list(&[]);
+    assert_eq!(all.len(), 5, "the demo seed's employees of EG-000001");
+    let journal = sim
+        .rt
+        .block_on(sim.sim.admin().list_journal().send())
+        .unwrap()
+        .into_inner();
+    let query: Vec<(String, String)> = journal.entries[0]
+        .query
+        .iter()
+        .map(|q| (q.name.clone(), q.value.clone()))
+        .collect();
+    assert!(
+        query.contains(&("pageNum".into(), "1".into()))
+            && query.contains(&("pageSize".into(), "100".into())),
+        "{query:?}"
+    );
+    assert_eq!(sim.journal().len(), 1, "one page of 100 holds them all");
+    // A page size, still from page 1: the same items, three pages.
+    assert_eq!(list(&["--page-size", "2"]), all);
+    assert_eq!(sim.journal().len(), 4);
+    // Without --paginate, the spec's required page flags are required.
+    let output = sim
+        .cmd()
+        .args([
+            "member",
+            "list-members",
+            "--enterprise-global-id",
+            "EG-000001",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("--page-num"),
+        "{}",
+        stderr(&output)
+    );
+    let help = sim
+        .cmd()
+        .args(["member", "list-members", "--help"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&help).contains("With --paginate: 100 unless given; the spec documents no maximum."),
+        "{}",
+        stdout(&help)
+    );
+}
+
+#[test]
+fn tables_escape_control_characters_and_json_keeps_them() {
+    let sim = Sim::start();
+    // Short enough for its escaped form to fit a cell uncut.
+    let name = "E\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}gpj.exe";
+    let output = sim
+        .cmd()
+        .args(["order", "bind-enterprise", "--channel-code", "CH09"])
+        .args([
+            "--channel-customer-id",
+            "CC-EVIL",
+            "--customer-name",
+            "Evil",
+        ])
+        .args(["--branch-name", "North", "--password-mobile", "13800000000"])
+        .args(["--enterprise-name", name])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let query = |format: &str| {
+        let output = sim
+            .cmd()
+            .args(["order", "query-enterprise", "--channel-code", "CH09"])
+            .args([
+                "--channel-customer-id",
+                "CC-EVIL",
+                "--default-customer",
+                "N",
+            ])
+            .args(["--output", format])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        output.stdout
+    };
+    let table = String::from_utf8(query("table")).unwrap();
+    for raw in ['\u{1b}', '\u{7}', '\u{202e}'] {
+        assert!(!table.contains(raw), "{raw:?} in {table:?}");
+    }
+    assert!(
+        table.contains("E\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\u{202e}gpj.exe"),
+        "{table}"
+    );
+    let json: Value = serde_json::from_slice(&query("json")).unwrap();
+    assert_eq!(json[0]["enterpriseName"], name);
+}
+
+#[test]
+fn a_partial_failure_prints_each_list_as_a_table_of_its_own() {
+    let sim = Sim::start();
+    let user = r#"{"userName":"grace","name":"Grace","password":"Initial-1"}"#;
+    let output = sim
+        .cmd()
+        .args([
+            "member",
+            "add-members",
+            "--enterprise-global-id",
+            "EG-000001",
+            "-o",
+            "table",
+            "--json-body",
+            "-",
+        ])
+        .write_stdin(format!(r#"{{"userList":[{user},{user}]}}"#))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains("60027"), "{}", stderr(&output));
+    let table = stdout(&output);
+    // One table per list, under its name, in the data's order.
+    let sections: BTreeMap<&str, Vec<&str>> = table
+        .split("\n\n")
+        .map(|section| {
+            let mut lines = section.lines();
+            (lines.next().unwrap(), lines.collect())
+        })
+        .collect();
+    assert_eq!(
+        sections.keys().copied().collect::<Vec<_>>(),
+        ["failed:", "succeeded:"],
+        "{table}"
+    );
+    let failed = &sections["failed:"];
+    assert_eq!(failed.len(), 2, "a header and one row: {table}");
+    let header: Vec<&str> = failed[0].split_whitespace().collect();
+    assert_eq!(header, ["message", "userName"], "{table}");
+    assert!(
+        failed[1].contains("the user center already") && failed[1].ends_with(" grace"),
+        "{table}"
+    );
+    let succeeded = &sections["succeeded:"];
+    assert_eq!(succeeded.len(), 2, "a header and one row: {table}");
+    assert!(succeeded[0].contains("globalId"), "{table}");
+    assert!(succeeded[1].contains("grace@"), "{table}");
+    assert!(!table.contains("{message:"), "no JSON in a cell: {table}");
+}
+
+#[test]
+fn faults_remove_prints_the_rules_it_removed() {
+    let sim = Sim::start();
+    let run = |args: &[&str]| {
+        let output = sim.cmd().args(args).output().unwrap();
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+        serde_json::from_str::<Value>(&stdout(&output)).unwrap()
+    };
+    let add = |operation: &str| {
+        run(&[
+            "sandbox", "faults", "add", operation, "--kind", "code", "--code", "500",
+        ])
+    };
+    let first = add("allocateShellNums");
+    let second = add("queryEnterprise");
+    let third = add("listMembers");
+    let removed = run(&["sandbox", "faults", "remove", &first["id"].to_string()]);
+    assert_eq!(removed, first);
+    let remaining = run(&["sandbox", "faults", "list"]);
+    assert_eq!(remaining, serde_json::json!([second, third]));
+    assert_eq!(run(&["sandbox", "faults", "remove", "--all"]), remaining);
+    assert_eq!(run(&["sandbox", "faults", "list"]), serde_json::json!([]));
+    let output = sim
+        .cmd()
+        .args(["sandbox", "faults", "remove", &first["id"].to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains("404"), "{}", stderr(&output));
+}
+
+#[test]
+fn the_journal_table_shows_rfc_3339_times_and_json_keeps_milliseconds() {
+    let sim = Sim::start();
+    shell_numbers(&sim, 1);
+    let journal = |format: &str| {
+        let output = sim
+            .cmd()
+            .args(["sandbox", "journal", "-o", format])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+    };
+    let json: Value = serde_json::from_str(&journal("json")).unwrap();
+    let ms = json["entries"][0]["time"]
+        .as_i64()
+        .expect("milliseconds in JSON");
+    let table = journal("table");
+    let row = table.lines().nth(1).expect(&table);
+    let time = row
+        .split_whitespace()
+        .find(|cell| cell.ends_with('Z') && cell.contains('T'))
+        .unwrap_or_else(|| panic!("no RFC 3339 time in {table}"));
+    // `YYYY-MM-DDTHH:MM:SS.mmmZ`: the milliseconds are the JSON's.
+    assert_eq!(time.len(), 24, "{time}");
+    assert_eq!(&time[4..5], "-");
+    assert_eq!(&time[10..11], "T");
+    assert_eq!(time[20..23].parse::<i64>().unwrap(), ms % 1000, "{time}");
+    let seconds = time[17..19].parse::<i64>().unwrap();
+    assert_eq!(seconds, ms / 1000 % 60, "{time}");
+    assert!(!table.contains(&ms.to_string()), "{table}");
+}
+
+#[test]
+fn a_raw_call_that_fails_never_shows_its_query() {
+    let sim = Sim::start();
+    // Takes each connection and closes it unanswered: the request fails after it is sent.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            drop(stream);
+        }
+    });
+    let output = sim
+        .cmd()
+        .env("LICENSING_ORDER_URL", &url)
+        .args(["api", "POST", "/order/api/order/v1/licenseOrder/batchOrder"])
+        .args(["-q", "appKey=raw-app-key-0999", "--verbose"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let err = stderr(&output);
+    // The URL is shown, its query is not.
+    assert!(err.contains("/licenseOrder/batchOrder)"), "{err}");
+    assert!(!err.contains("raw-app-key-0999"), "{err}");
+    assert!(!err.contains("g_nonce"), "{err}");
 }

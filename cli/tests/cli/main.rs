@@ -5,6 +5,7 @@
 mod bulk;
 mod commands;
 mod config;
+mod exactly_once;
 
 use std::{collections::BTreeMap, path::PathBuf};
 
