@@ -31,7 +31,7 @@ if [[ "$("$VENV/bin/schemathesis" --version 2>/dev/null || true)" != *"version $
 fi
 
 # --- the simulator, on a free port ---------------------------------------------------------
-cargo build --quiet --locked -p licensing-sim --bin licensing-sim || fail "cannot build licensing-sim"
+cargo build --quiet --locked -p licensing-sim --features bin --bin licensing-sim || fail "cannot build licensing-sim"
 # Wherever cargo puts its output (CARGO_TARGET_DIR included).
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 mkdir -p "$WORK"
@@ -93,8 +93,8 @@ run member spec/member.yaml \
     --header "clientToken: sim-client-token" \
     --header "userToken: sim-user-token" || status=1
 # Last: the admin API resets and replaces the state the runs above worked on. The
-# `recording` routes are the conformance proxy's, not the simulator's (sim/tests/proxy
-# covers them).
+# `recording` routes are the conformance proxy's, not the simulator's (licensing-proxy's
+# proxy/tests/proxy covers them).
 run sandbox sim/spec/sandbox.yaml --exclude-tag recording || status=1
 
 kill -0 "$sim_pid" 2>/dev/null || fail "licensing-sim died during the run (see $WORK/sim.log)"

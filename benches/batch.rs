@@ -5,7 +5,7 @@
 //! * **client side**: the SDK's own work for a batch without the network, step by step
 //!   as the SDK does it (see [`sdk_client_side`]): the request given to `.body()` becomes
 //!   the operation's builder, is converted back, checked (`Validate`) and serialized once
-//!   (`runtime::PreparedBody`), the bytes go into a `reqwest::Request` as the generated
+//!   (`__generated::PreparedBody`), the bytes go into a `reqwest::Request` as the generated
 //!   `send()` puts them, and a reply captured from the simulator is decoded as the SDK
 //!   decodes it (`ResponseValue::from_response`, then the envelope's code and data). Floor:
 //!   `serde_json::to_vec` of the same request and `serde_json::from_slice` of the same
@@ -208,11 +208,11 @@ fn fixed_reply(n: usize) -> Vec<u8> {
 /// The SDK's work for one batch call without the network, step by step as the SDK does
 /// it: `.body(req)` makes the request the operation's builder; awaiting it prepares the
 /// body once per call (the generated `prepare()`: `try_from` the builder, then
-/// `runtime::PreparedBody::new`, which checks `Validate`, serializes and drops the
+/// `__generated::PreparedBody::new`, which checks `Validate`, serializes and drops the
 /// request); each attempt's `send()` builds its `reqwest::Request` around those bytes and
 /// the client hook adds a fresh `g_nonce`; the reply is decoded by
-/// `ResponseValue::from_response` and the envelope (`runtime::envelope`: the code, then
-/// `data`).
+/// `ResponseValue::from_response` and the envelope (`envelope` in `src/runtime/reply.rs`:
+/// the code, then `data`).
 async fn sdk_client_side(
     http: &reqwest::Client,
     url: &str,
@@ -224,7 +224,7 @@ async fn sdk_client_side(
     let builder = o::builder::BatchOrderRequest::from(req);
     // `prepare()`
     let converted = o::BatchOrderRequest::try_from(builder).map_err(|e| e.to_string());
-    let prepared = licensing_sdk::runtime::PreparedBody::new(converted).unwrap();
+    let prepared = licensing_sdk::__generated::PreparedBody::new(converted).unwrap();
     // `send()` and the client hook
     let mut request = http
         .post(url)

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 /// The order service: enterprise accounts, batch license orders, locks, virtual assets and
 /// asset-number allocation. Generated from `spec/order.yaml`.
@@ -45,3 +46,18 @@ pub use error::{
 pub use retry::{Backoff, MAX_RETRY_AFTER, RetryPolicy};
 pub use runtime::{CallOptions, MAX_OPAQUE_VALUES, ReplyCode};
 pub use transport::TransportKind;
+
+/// For the code `build.rs` generates (and the benchmark that times its steps): the runtime
+/// items it calls that users never name. Not public API: no stability promise; any of it
+/// may change or go in any release.
+#[doc(hidden)]
+pub mod __generated {
+    pub use crate::runtime::{
+        body::PreparedBody,
+        call::{Raw, call, configure, configured_parts},
+        decode::{TaggedRest, null_as_empty, read_tag},
+        opaque::{Budget, OpaqueField, opaque},
+        paging::paginate,
+        setters::{initialized, supplied},
+    };
+}

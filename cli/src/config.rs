@@ -371,7 +371,7 @@ impl Context {
     /// The sandbox admin client: `LICENSING_SANDBOX_URL` (default: the order service's
     /// URL, where the simulator serves it too) and `LICENSING_SANDBOX_TOKEN`, if the
     /// simulator was started with an admin token.
-    pub fn sandbox_client(&self) -> Result<licensing_sim::admin::Client, CliError> {
+    pub fn sandbox_client(&self) -> Result<licensing_sandbox_client::Client, CliError> {
         let url = self
             .var("LICENSING_SANDBOX_URL")
             .or_else(|| self.var("LICENSING_ORDER_URL"))
@@ -384,7 +384,7 @@ impl Context {
         let builder = reqwest::Client::builder()
             .user_agent(Self::user_agent())
             .connect_timeout(std::time::Duration::from_secs(10));
-        licensing_sim::admin::client_with(url.trim_end_matches('/'), token.as_deref(), builder)
+        licensing_sandbox_client::client_with(url.trim_end_matches('/'), token.as_deref(), builder)
             .map_err(|e| CliError::usage(format!("sandbox client: {e}")))
     }
 }

@@ -1,10 +1,10 @@
 //! `licensing sandbox …`: the simulator's admin API (reset, state, seeds, journal,
-//! faults, clock) through its generated client, `licensing_sim::admin`.
+//! faults, clock) through its generated client, `licensing_sandbox_client`.
 
 use std::time::Duration;
 
 use clap::{Arg, ArgAction, ArgMatches, Command, value_parser};
-use licensing_sim::admin::{self, types as t};
+use licensing_sandbox_client::{self as admin, types as t};
 use serde::Serialize;
 use serde_json::{Map, Value};
 

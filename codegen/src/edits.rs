@@ -80,7 +80,7 @@ pub fn apply(
                                 && let syn::Fields::Named(named) = &mut s.fields
                             {
                                 named.named.push(syn::parse_quote! {
-                                    prepared: ::std::option::Option<crate::runtime::PreparedBody>
+                                    prepared: ::std::option::Option<crate::__generated::PreparedBody>
                                 });
                             }
                             builders.insert(s.ident.to_string(), fields);
@@ -361,7 +361,7 @@ fn prepare_body(imp: &mut syn::ItemImpl) -> Result<Option<String>, String> {
         expr: Box::new(syn::parse_quote! {
             match prepared {
                 ::std::option::Option::Some(prepared) => prepared,
-                ::std::option::Option::None => crate::runtime::PreparedBody::new(#converted)
+                ::std::option::Option::None => crate::__generated::PreparedBody::new(#converted)
                     .map_err(Error::InvalidRequest)?,
             }
         }),
@@ -518,10 +518,10 @@ mod tests {
         assert_eq!((report.glued, report.reexported), (1, 1));
         let code = quote!(#file).to_string();
         for expected in [
-            "body : Result < Body , String > , prepared : :: std :: option :: Option < crate :: runtime :: PreparedBody >",
+            "body : Result < Body , String > , prepared : :: std :: option :: Option < crate :: __generated :: PreparedBody >",
             "Self { client : client , body : Ok (Default :: default ()) , prepared : :: std :: option :: Option :: None }",
             "let Self { client , body , prepared } = self ;",
-            "let body = match prepared { :: std :: option :: Option :: Some (prepared) => prepared , :: std :: option :: Option :: None => crate :: runtime :: PreparedBody :: new (body . and_then (| v | types :: Body :: try_from (v) . map_err (| e | e . to_string ()))) . map_err (Error :: InvalidRequest) ? , } ;",
+            "let body = match prepared { :: std :: option :: Option :: Some (prepared) => prepared , :: std :: option :: Option :: None => crate :: __generated :: PreparedBody :: new (body . and_then (| v | types :: Body :: try_from (v) . map_err (| e | e . to_string ()))) . map_err (Error :: InvalidRequest) ? , } ;",
             ". body (body . body ())",
             "pub use crate :: ErrorCode",
         ] {

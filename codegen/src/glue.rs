@@ -56,7 +56,7 @@ pub fn builder(op: &Op) -> TokenStream {
                                 let converted = body.and_then(|v| {
                                     types::#request::try_from(v).map_err(|e| e.to_string())
                                 });
-                                match crate::runtime::PreparedBody::new(converted) {
+                                match crate::__generated::PreparedBody::new(converted) {
                                     Ok(prepared) => self.prepared = Some(prepared),
                                     Err(e) => self.body = Err(e),
                                 }
@@ -79,7 +79,7 @@ pub fn builder(op: &Op) -> TokenStream {
                 self,
                 options: crate::CallOptions,
             ) -> crate::runtime::Configured<Self> {
-                crate::runtime::Configured::new(self, options)
+                crate::__generated::configure(self, options)
             }
         }
         impl<'a> ::std::future::IntoFuture for #builder<'a> {
@@ -88,7 +88,7 @@ pub fn builder(op: &Op) -> TokenStream {
             /// Sends the request (with retries per the client's policy, within its
             /// deadline) and turns the reply envelope into `Result`.
             fn into_future(self) -> Self::IntoFuture {
-                ::std::boxed::Box::pin(crate::runtime::call(
+                ::std::boxed::Box::pin(crate::__generated::call(
                     &self.client.inner,
                     &crate::operations::#record,
                     self #prepared,
@@ -102,8 +102,8 @@ pub fn builder(op: &Op) -> TokenStream {
             type IntoFuture = crate::runtime::CallFuture<'a, #data>;
             /// Sends the request with the call's own options.
             fn into_future(self) -> Self::IntoFuture {
-                let (builder, options) = self.into_parts();
-                ::std::boxed::Box::pin(crate::runtime::call(
+                let (builder, options) = crate::__generated::configured_parts(self);
+                ::std::boxed::Box::pin(crate::__generated::call(
                     &builder.client.inner,
                     &crate::operations::#record,
                     builder #prepared,
@@ -144,7 +144,7 @@ pub fn builder(op: &Op) -> TokenStream {
                             crate::ValidationError::from_builder_message(e),
                         )),
                     };
-                    crate::runtime::paginate(self, first, |builder, page| {
+                    crate::__generated::paginate(self, first, |builder, page| {
                         let builder = builder.#page_param(page);
                         async move {
                             let data = builder.await?;

@@ -11,6 +11,8 @@
 //! something and it did not: a progenitor release that reshapes its output stops the build
 //! instead of silently dropping a rule.
 
+#![forbid(unsafe_code)]
+
 pub mod edits;
 pub mod enums;
 pub mod glue;

@@ -191,7 +191,7 @@ pub fn apply(types: &mut Vec<syn::Item>, tagged: &[Tagged]) -> Result<(), String
     Ok(())
 }
 
-/// `Deserialize` for a tagged enum through `runtime::read_tag`: the variant reads the
+/// `Deserialize` for a tagged enum through `__generated::read_tag`: the variant reads the
 /// object's entries as they come instead of from serde's buffered copy of it. Errors are
 /// serde's own: `missing field `orderType``, `unknown variant `x`, expected one of ...`.
 fn deserialize(t: &Tagged) -> proc_macro2::TokenStream {
@@ -226,7 +226,7 @@ fn deserialize(t: &Tagged) -> proc_macro2::TokenStream {
                         A: ::serde::de::MapAccess<'de>,
                     {
                         const VARIANTS: &[&str] = &[#(#values),*];
-                        let (tag, rest) = crate::runtime::read_tag(map, #tag)?;
+                        let (tag, rest) = crate::__generated::read_tag(map, #tag)?;
                         match tag.as_str() {
                             #(#arms,)*
                             other => Err(::serde::de::Error::unknown_variant(other, VARIANTS)),
@@ -486,7 +486,7 @@ components:
             "{code}"
         );
         assert!(
-            code.contains("crate :: runtime :: read_tag (map , \"kind\")"),
+            code.contains("crate :: __generated :: read_tag (map , \"kind\")"),
             "{code}"
         );
 

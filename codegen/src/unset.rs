@@ -5,8 +5,8 @@
 //! string per required field (twelve on `bindEnterprise`) that only a forgotten field
 //! ever shows. The field starts as `Err(String::new())`, and the place that reads it
 //! (the body builder's conversion, the operation builder's `send`) goes through
-//! `crate::runtime::supplied` or `crate::runtime::initialized`, which write the same
-//! message then if the field was never set; a setter's own error is never empty and
+//! `crate::__generated::supplied` or `crate::__generated::initialized`, which write the
+//! same message then if the field was never set; a setter's own error is never empty and
 //! passes through unchanged.
 
 use std::collections::BTreeSet;
@@ -139,7 +139,7 @@ impl VisitMut for Reads<'_> {
                 }
                 let text = name.to_string();
                 let read = &field;
-                *t.expr = syn::parse_quote!(crate::runtime::supplied(#read, #text));
+                *t.expr = syn::parse_quote!(crate::__generated::supplied(#read, #text));
                 self.body_reads += 1;
             }
             // `x.map_err(Error::InvalidRequest)`
@@ -158,7 +158,7 @@ impl VisitMut for Reads<'_> {
                     return;
                 }
                 let param = receiver.clone();
-                *m.receiver = syn::parse_quote!(crate::runtime::initialized(#param, #name));
+                *m.receiver = syn::parse_quote!(crate::__generated::initialized(#param, #name));
                 self.param_reads += 1;
             }
             _ => {}
@@ -220,13 +220,13 @@ mod tests {
             "{code}"
         );
         assert!(
-            code.contains("name : crate :: runtime :: supplied (value . name , \"name\") ?"),
+            code.contains("name : crate :: __generated :: supplied (value . name , \"name\") ?"),
             "{code}"
         );
         // An optional field is read as it was.
         assert!(code.contains("note : value . note ?"), "{code}");
         assert!(
-            code.contains("crate :: runtime :: initialized (code , \"code\") . map_err (Error :: InvalidRequest) ?"),
+            code.contains("crate :: __generated :: initialized (code , \"code\") . map_err (Error :: InvalidRequest) ?"),
             "{code}"
         );
         assert!(

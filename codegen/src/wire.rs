@@ -79,10 +79,10 @@ const OPAQUE_SHAPES: [&str; 4] = [
 ];
 
 /// Makes every field of the generated types whose shape the documents do not show read
-/// through `crate::runtime::opaque`, which counts its JSON values against a bound per reply
-/// (a `serde_json::Value` costs 32 bytes or more however short its JSON). Each field gets
-/// a small function naming its wire name, added to `types`. A `serde_json::Value` in any
-/// other shape fails, naming the type and the field: it would escape the bound.
+/// through `crate::__generated::opaque`, which counts its JSON values against a bound per
+/// reply (a `serde_json::Value` costs 32 bytes or more however short its JSON). Each field
+/// gets a small function naming its wire name, added to `types`. A `serde_json::Value` in
+/// any other shape fails, naming the type and the field: it would escape the bound.
 pub fn opaque_fields(types: &mut Vec<syn::Item>) -> Result<usize, String> {
     let mut readers = Vec::new();
     for item in types.iter_mut() {
@@ -166,7 +166,7 @@ pub fn opaque_fields(types: &mut Vec<syn::Item>) -> Result<usize, String> {
                 fn #reader<'de, D: ::serde::Deserializer<'de>>(
                     deserializer: D,
                 ) -> ::std::result::Result<#ty, D::Error> {
-                    crate::runtime::opaque(deserializer, #wire)
+                    crate::__generated::opaque(deserializer, #wire)
                 }
             });
         }
@@ -201,7 +201,7 @@ pub fn null_lists(types: &mut [syn::Item]) -> usize {
             });
             if defaulted_vec {
                 field.attrs.push(syn::parse_quote!(
-                    #[serde(deserialize_with = "crate::runtime::null_as_empty")]
+                    #[serde(deserialize_with = "crate::__generated::null_as_empty")]
                 ));
                 changed += 1;
             }
@@ -259,12 +259,12 @@ components:
         );
         let code = quote::quote!(#(#items)*).to_string();
         assert_eq!(
-            code.matches("crate :: runtime :: opaque").count(),
+            code.matches("crate :: __generated :: opaque").count(),
             3,
             "{code}"
         );
         assert!(
-            code.contains("crate :: runtime :: opaque (deserializer , \"assetLimits\")"),
+            code.contains("crate :: __generated :: opaque (deserializer , \"assetLimits\")"),
             "{code}"
         );
         assert!(!code.contains("Option :: deserialize"), "replaced: {code}");

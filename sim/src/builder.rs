@@ -16,7 +16,7 @@ use crate::{
     Clock, DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_JOURNAL_CAPACITY,
     DEFAULT_NONCE_CAPACITY, DEFAULT_NONCE_WINDOW, DEFAULT_PASSWORD_LENGTH, DEFAULT_STATE_LOG_LIMIT,
     DEFAULT_TRIAL_MEMBER_LIMIT, DEFAULT_USER_TOKEN, FaultSettings, Faults, Region, Simulator,
-    TlsConfig, admin, console,
+    TlsConfig, admin,
     ops::{Db, Loaded, OpenOptions, Settings},
     protocol::{self, App, Credentials, Gate, NonceWindow, admin::AdminAccess},
     sandbox::{self, Sandbox, journal::Journal, rules::Rules},
@@ -87,7 +87,6 @@ pub struct SimulatorBuilder {
     write_faults: store::WriteFaults,
     limits: server::Limits,
     sandbox_limits: sandbox::Limits,
-    deviations: Option<Arc<dyn sandbox::conformance::DeviationSource>>,
 }
 
 impl Default for SimulatorBuilder {
@@ -125,7 +124,6 @@ impl Default for SimulatorBuilder {
             write_faults: store::WriteFaults::default(),
             sandbox_limits: sandbox::Limits::default(),
             limits: server::Limits::default(),
-            deviations: None,
         }
     }
 }
@@ -449,16 +447,6 @@ impl SimulatorBuilder {
         self
     }
 
-    /// Where the console's Conformance page reads a conformance proxy's findings from
-    /// (default none: the page says the proxy is not running).
-    pub fn deviation_source(
-        mut self,
-        source: Arc<dyn sandbox::conformance::DeviationSource>,
-    ) -> Self {
-        self.deviations = Some(source);
-        self
-    }
-
     /// Loads the state file, if any, then binds the address and starts serving on the
     /// current Tokio runtime.
     pub async fn start(self) -> io::Result<Simulator> {
@@ -494,9 +482,7 @@ impl SimulatorBuilder {
             journal: Journal::new(journal_capacity, journal_bytes),
             rules: Rules::default(),
             limits: self.sandbox_limits,
-            deviations: sandbox::Deviations::default(),
         });
-        sandbox.deviations.set(self.deviations.clone());
         // A state file that already holds records was seeded before (or has better).
         let fresh = db.counts().0 == 0;
         if let Some(seed) = self.seed.as_ref().filter(|_| fresh) {
@@ -510,8 +496,13 @@ impl SimulatorBuilder {
             scheme: if self.tls.is_some() { "https" } else { "http" },
             allowed_hosts,
             sessions: Arc::default(),
+            failures: Arc::default(),
         };
-        let pages = console::pages(&sandbox, &admin);
+        // The console's pages beside the admin API (feature `console`).
+        #[cfg(feature = "console")]
+        let pages = Some(crate::console::pages(&sandbox, &admin));
+        #[cfg(not(feature = "console"))]
+        let pages = None;
         let gate = Gate {
             db: Arc::clone(&db),
             credentials,
@@ -520,7 +511,7 @@ impl SimulatorBuilder {
             max_string_bytes,
             hooks: Arc::clone(&sandbox) as Arc<dyn protocol::hooks::Hooks>,
         };
-        let app = App::new(gate, sandbox.routes(), Some(pages));
+        let app = App::new(gate, sandbox.routes(), pages);
         let (stop, stopped) = oneshot::channel::<()>();
         let is_tls = self.tls.is_some();
         let server = Arc::new(server::Server::new(self.limits));

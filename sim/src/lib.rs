@@ -32,18 +32,21 @@
 //! ```
 
 mod builder;
+#[cfg(feature = "console")]
 mod console;
+pub mod host;
 mod ops;
+// Signing in, sessions and the page server are the console's: unused without it.
+#[cfg_attr(not(feature = "console"), allow(dead_code))]
 mod protocol;
-pub mod proxy;
 mod sandbox;
 mod server;
 mod state;
 mod store;
 
 pub use builder::{SimulatorBuilder, StateWriteFaults};
+#[doc(inline)]
 pub use sandbox::client as admin;
-pub use sandbox::conformance;
 
 use std::{io, net::SocketAddr, ops::RangeInclusive, sync::Arc, time::Duration};
 

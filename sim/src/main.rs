@@ -11,8 +11,6 @@ use clap::Parser;
 use licensing_sim::{self as sim, FaultSettings, Region, Simulator, StateFileError, TlsConfig};
 use tracing_subscriber::EnvFilter;
 
-mod commands;
-
 // A batch parses, copies into state and frees millions of small values in one request; a
 // profile of one of 10,000 orders found a third of the simulator's time in glibc's malloc
 // and free. Only the binary: a program embedding the library keeps its own allocator.
@@ -25,6 +23,11 @@ const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 /// mimalloc's default purge delays, in milliseconds: version 3's, version 2's.
 const MI_DEFAULT_PURGE_DELAYS: [std::ffi::c_long; 2] = [1_000, 10];
 
+// mimalloc's option functions, declared here: the `mimalloc` crate has no options API, and
+// `libmimalloc-sys` declares these two only behind its `extended` feature, unsafe as here,
+// with no constant for the purge delay. The signatures are those of mimalloc.h in both
+// major versions: `long mi_option_get(mi_option_t)`, `void mi_option_set(mi_option_t,
+// long)`, `mi_option_t` being a C enum (an `int`); the library is the one `mimalloc` links.
 unsafe extern "C" {
     fn mi_option_get(option: std::ffi::c_int) -> std::ffi::c_long;
     fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
@@ -39,7 +42,8 @@ unsafe extern "C" {
 /// as one of its documented defaults (a mimalloc whose numbering moved).
 fn hold_freed_memory() {
     // SAFETY: both functions only read or write mimalloc's option table; any option
-    // number is accepted (an unknown one is ignored).
+    // number is accepted (an unknown one is ignored). They are not thread-safe: this runs
+    // first thing in `main`, before the runtime starts any other thread.
     unsafe {
         if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none()
             && MI_DEFAULT_PURGE_DELAYS.contains(&mi_option_get(MI_OPTION_PURGE_DELAY))
@@ -52,16 +56,8 @@ fn hold_freed_memory() {
 /// A stateful, in-memory simulator of the licensing platform's order service and
 /// member center.
 #[derive(Debug, Parser)]
-#[command(
-    name = "licensing-sim",
-    version,
-    args_conflicts_with_subcommands = true
-)]
+#[command(name = "licensing-sim", version)]
 struct Args {
-    /// Something else than serving the simulator (without one: serve it).
-    #[command(subcommand)]
-    command: Option<commands::Command>,
-
     /// Address to listen on; port 0 picks a free port.
     #[arg(long, env = "LICENSING_SIM_ADDR", default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
@@ -259,9 +255,13 @@ fn rate(s: &str) -> Result<f64, String> {
     }
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     hold_freed_memory();
+    serve()
+}
+
+#[tokio::main]
+async fn serve() -> ExitCode {
     let args = Args::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -269,9 +269,6 @@ async fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    if let Some(command) = args.command {
-        return commands::run(command, stopped()).await;
-    }
     if args.password_min > args.password_max {
         eprintln!("licensing-sim: --password-min must not exceed --password-max");
         return ExitCode::from(2);

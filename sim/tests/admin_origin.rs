@@ -308,3 +308,46 @@ async fn the_same_rules_hold_with_an_admin_token() {
     let without = send(&sim, Method::POST, "/__sandbox/v1/reset", &[], None).await;
     assert_eq!(without.status, 401);
 }
+
+/// Wrong admin tokens from one address are answered more and more slowly (100 ms, then
+/// twice as long each time); a right token clears the count. Only lower bounds are
+/// asserted: a busy machine makes every answer later, never earlier.
+#[tokio::test]
+async fn wrong_admin_tokens_are_answered_more_and_more_slowly() {
+    let sim = Simulator::builder()
+        .admin_token("adm-1")
+        .start()
+        .await
+        .unwrap();
+    let with = |token: &str| vec![("authorization", format!("Bearer {token}"))];
+    let timed = |token: &'static str| {
+        let sim = &sim;
+        let headers = with(token);
+        async move {
+            let started = std::time::Instant::now();
+            let answer = send(sim, Method::GET, "/__sandbox/v1/faults", &headers, None).await;
+            (answer.status, started.elapsed())
+        }
+    };
+    let ms = std::time::Duration::from_millis;
+    let (status, first) = timed("guess-1").await;
+    assert_eq!(status, 401);
+    assert!(first >= ms(100), "{first:?}");
+    let (_, second) = timed("guess-2").await;
+    assert!(second >= ms(200), "{second:?}");
+    let (_, third) = timed("guess-3").await;
+    assert!(third >= ms(400), "{third:?}");
+    // Parallel guesses wait their turn: two more at once end at least 800 + 1,600 ms later.
+    let started = std::time::Instant::now();
+    let (a, b) = tokio::join!(timed("guess-4"), timed("guess-5"));
+    assert_eq!((a.0, b.0), (401, 401));
+    assert!(started.elapsed() >= ms(2400), "{:?}", started.elapsed());
+    // The right token answers at once and clears the count.
+    let (status, _) = timed("adm-1").await;
+    assert_eq!(status, 200);
+    let (status, again) = timed("guess-6").await;
+    assert_eq!(status, 401);
+    assert!(again >= ms(100), "{again:?}");
+    // Uncleared, this sixth guess would wait 3.2 s for its turn.
+    assert!(again < ms(3000), "{again:?}");
+}

@@ -54,8 +54,11 @@ async fn a_wide_bad_body_holds_no_write_up() {
     );
     eprintln!("the wide body refused in {bad_took:?}; a concurrent write answered in {write:?}");
     assert!(bad_took < Duration::from_secs(1), "refused in {bad_took:?}");
+    // Answered while the refusal is worked out (about 40 ms alone on 2 cores): a margin
+    // for a machine whose cores are both busy, far below the seconds a write held up by a
+    // search under the write lock used to wait.
     assert!(
-        write < Duration::from_millis(100),
+        write < Duration::from_millis(500),
         "a concurrent write waited {write:?}"
     );
 }

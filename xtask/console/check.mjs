@@ -10,7 +10,7 @@
 // 4. Reset asks first: declined, the state is kept; accepted, it is emptied;
 // 5. every control is labelled and reachable by keyboard, the page logs no error, and no
 //    request leaves the simulator's origin;
-// 6. a conformance proxy in front of the simulator (`licensing-sim proxy`) shows, on its
+// 6. a conformance proxy in front of the simulator (`licensing-proxy`) shows, on its
 //    own console page, the deviation a patch fault made of an SDK call through it: its
 //    operation, pointer, rule and exact request and reply, credentials redacted; again
 //    with no error and no request leaving the proxy's origin.

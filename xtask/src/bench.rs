@@ -12,7 +12,7 @@
 //! | paging | the same stream at a tenth of the size | `benches/paging.rs` against `licensing-sim` |
 //! | a hostile reply's peak heap | the reply's size (target ≤ 3×) | `benches/reply.rs` against a server thread of its own |
 //! | bulk submit | the SDK called directly on the same file (`benches/bulk.rs`) | `licensing orders submit`, each side a process against a fresh `licensing-sim` |
-//! | conformance proxy | the simulator direct, same load, in turn | `licensing-sim proxy` in front of `licensing-sim`, both loaded by `bench-load load` |
+//! | conformance proxy | the simulator direct, same load, in turn | `licensing-proxy` in front of `licensing-sim`, both loaded by `bench-load load` |
 //! | build cost | targets (≤ 1 s generation, ≤ 10 s rebuild) | `build.rs`'s own timing; with `--build-cost`, debug `cargo build`s timed |
 //! | a partner's first build | the same hello world on reqwest + serde | with `--partner-build`: `partner_build.rs`, two cold builds |
 //!
@@ -214,6 +214,8 @@ fn step(what: &str) {
 struct Binaries {
     target_dir: PathBuf,
     sim: PathBuf,
+    /// The conformance proxy (`licensing-proxy`).
+    proxy: PathBuf,
     /// The load generator and the bare hyper server (`bench-load`).
     load: PathBuf,
     /// The command line (`licensing`).
@@ -230,7 +232,7 @@ impl Binaries {
         let target_dir = target_dir(root)?;
         let profile = if smoke { "dev" } else { "bench" };
         step(&format!(
-            "building licensing-sim, bench-load, licensing and the benchmarks ({profile} profile) in {}",
+            "building licensing-sim, licensing-proxy, bench-load, licensing and the benchmarks ({profile} profile) in {}",
             target_dir.display()
         ));
         let mut args = vec![
@@ -242,8 +244,16 @@ impl Binaries {
             "licensing-sdk",
             "-p",
             "licensing-sim",
+            // licensing-sim's binary feature (no other package here has one of that name;
+            // `licensing-sim/bin` would name its dev-dependency on itself instead).
+            "--features",
+            "bin",
             "--bin",
             "licensing-sim",
+            "-p",
+            "licensing-proxy",
+            "--bin",
+            "licensing-proxy",
             "-p",
             "bench-load",
             "--bin",
@@ -293,6 +303,7 @@ impl Binaries {
                 .with_context(|| format!("cargo reported no executable for `{name}`"))
         };
         let sim = found(&mut bins, "licensing-sim")?;
+        let proxy = found(&mut bins, "licensing-proxy")?;
         let load = found(&mut bins, "bench-load")?;
         let cli = found(&mut bins, "licensing")?;
         for bench in BENCHES {
@@ -301,6 +312,7 @@ impl Binaries {
             }
         }
         eprintln!("using {} (licensing-sim)", sim.display());
+        eprintln!("using {} (licensing-proxy)", proxy.display());
         eprintln!("using {} (load generator, bare server)", load.display());
         eprintln!("using {} (command line)", cli.display());
         for bench in BENCHES {
@@ -309,6 +321,7 @@ impl Binaries {
         Ok(Self {
             target_dir,
             sim,
+            proxy,
             load,
             cli,
             benches,
@@ -397,31 +410,31 @@ fn wait_for_port(port: u16, child: &mut Child, what: &str) -> Result<()> {
 impl Server {
     /// `licensing-sim` as a user starts it (default settings), plus `extra` flags.
     fn licensing_sim(bins: &Binaries, extra: &[&str]) -> Result<Self> {
-        Self::sim_command(bins, &[], extra)
+        Self::listening(&bins.sim, &[], extra)
     }
 
-    /// `licensing-sim proxy --upstream UPSTREAM` with its default settings, plus `extra`.
+    /// `licensing-proxy --upstream UPSTREAM` with its default settings, plus `extra`.
     fn proxy(bins: &Binaries, upstream: &str, extra: &[&str]) -> Result<Self> {
-        Self::sim_command(bins, &["proxy", "--upstream", upstream], extra)
+        Self::listening(&bins.proxy, &["--upstream", upstream], extra)
     }
 
-    /// The simulator's binary with `command` (none: the simulator itself) on a free port,
-    /// once it prints where it listens.
-    fn sim_command(bins: &Binaries, command: &[&str], extra: &[&str]) -> Result<Self> {
-        let mut child = Command::new(&bins.sim)
-            .args(command)
+    /// `exe` (the simulator's binary or the proxy's) with `args` on a free port, once it
+    /// prints where it listens.
+    fn listening(exe: &Path, args: &[&str], extra: &[&str]) -> Result<Self> {
+        let mut child = Command::new(exe)
+            .args(args)
             .args(["--addr", "127.0.0.1:0"])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .with_context(|| format!("starting {}", bins.sim.display()))?;
+            .with_context(|| format!("starting {}", exe.display()))?;
         let mut line = String::new();
         BufReader::new(child.stdout.take().context("stdout")?).read_line(&mut line)?;
         let url = line
             .trim()
             .strip_prefix("listening on ")
-            .with_context(|| format!("unexpected first line from licensing-sim: {line:?}"))?
+            .with_context(|| format!("unexpected first line from {}: {line:?}", exe.display()))?
             .to_string();
         Ok(Self { child, url })
     }
@@ -837,10 +850,10 @@ fn throughput(root: &Path, bins: &Binaries, options: &Options, report: &mut Repo
 // ---------------------------------------------------------------------- conformance proxy
 
 /// The three ways to the simulator the proxy comparison loads, in the order of their
-/// results: direct, through a TCP forwarder, through `licensing-sim proxy`.
+/// results: direct, through a TCP forwarder, through `licensing-proxy`.
 const WAYS: [&str; 3] = ["direct", "forwarder", "proxy"];
 
-/// `licensing-sim proxy` in front of a simulator against that simulator direct, on both
+/// `licensing-proxy` in front of a simulator against that simulator direct, on both
 /// endpoints, with a bare TCP forwarder in front of the same simulator as the ceiling any
 /// proxy reaches on this machine (the same two sockets per request, no HTTP read). In each
 /// round the three are loaded in turn, in slices, within one `bench-load load` process (so
@@ -1770,7 +1783,7 @@ impl Report {
             "Batch: each order has one asset with one product (one feature) and a package with a nested package. \
              Client side: the SDK's steps for one call, without the network (`benches/batch.rs`, `sdk_client_side`): the request \
              given to `.body()` becomes the operation's builder, is converted back, checked (`Validate`) and serialized once \
-             (`runtime::PreparedBody`), and its bytes go into a `reqwest::Request`; the simulator's reply \
+             (`__generated::PreparedBody`), and its bytes go into a `reqwest::Request`; the simulator's reply \
              (captured at the same size) is decoded through `ResponseValue::from_response` and the envelope; no network. \
              Its floor serializes the same request and parses the same reply into plain structs; both sides drop the \
              request and its bytes (the SDK owns the request given to `.body()`); they take turns going first, each \
@@ -1998,7 +2011,7 @@ impl Report {
             };
             let ratio = f(&r["proxy_vs_direct"]["median"]);
             let name = format!(
-                "conformance proxy throughput, {what}, through `licensing-sim proxy` vs the simulator direct"
+                "conformance proxy throughput, {what}, through `licensing-proxy` vs the simulator direct"
             );
             let target = self.target(&name, "≥ 0.5×", ratio >= 0.5);
             self.row(
@@ -2020,7 +2033,7 @@ impl Report {
                 "cargo xtask bench",
             );
             self.row(
-                format!("conformance proxy throughput, {what}, `licensing-sim proxy` vs the bare TCP forwarder"),
+                format!("conformance proxy throughput, {what}, `licensing-proxy` vs the bare TCP forwarder"),
                 format!("{} (forwarder)", rate(forwarder)),
                 rate(proxy),
                 range(&r["proxy_vs_forwarder"]),
@@ -2038,7 +2051,7 @@ impl Report {
         }
         let r = &p["read"];
         self.notes.push(format!(
-            "Conformance proxy: `licensing-sim proxy --upstream URL` (release build, its default settings and a report \
+            "Conformance proxy: `licensing-proxy --upstream URL` (release build, its default settings and a report \
              file) in front of a `licensing-sim` with its default settings, against that simulator direct and through \
              `bench-load bare-forwarder`, a TCP forwarder that copies bytes both ways over one upstream connection per \
              client connection (the same four socket reads and writes per request as the proxy, no HTTP parsed: the \

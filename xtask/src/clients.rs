@@ -22,11 +22,12 @@
 //! from README.md at run time (see `clients/readme.rs` for what is read and checked). Each
 //! runs as the README says, from the generated folder (`node_modules/.bin/tsx`,
 //! `../venv/bin/python`), against a fresh `licensing-sim --seed demo` (the binary `cargo run
-//! -p licensing-sim -- --seed demo` runs). The one change to their code: that simulator
-//! listens on a free port, so the base URL `http://127.0.0.1:8080` becomes its URL. They are
-//! saved as `readme-example.ts` and `readme_example.py` (not the README's `example.ts` and
-//! `example.py`, which may be a reader's own), and type-checked verbatim with the helpers
-//! (`tsc`, `mypy --strict`). What each prints must be what its comments claim.
+//! -p licensing-sim --features bin -- --seed demo` runs). The one change to their code:
+//! that simulator listens on a free port, so the base URL `http://127.0.0.1:8080` becomes
+//! its URL. They are saved as `readme-example.ts` and `readme_example.py` (not the
+//! README's `example.ts` and `example.py`, which may be a reader's own), and type-checked
+//! verbatim with the helpers (`tsc`, `mypy --strict`). What each prints must be what its
+//! comments claim.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -224,7 +225,7 @@ fn test(
     py: &Path,
     bin: &Path,
 ) -> Result<()> {
-    let t = step("licensing-sim (cargo build -p licensing-sim)");
+    let t = step("licensing-sim (cargo build -p licensing-sim --features bin)");
     let sim = build_simulator(root)?;
     let expected = service_operations(root)?;
     done(t);
@@ -285,7 +286,8 @@ fn test(
     Ok(())
 }
 
-/// `licensing-sim`, built as `cargo run -p licensing-sim` builds it; returns the binary.
+/// `licensing-sim`, built as `cargo run -p licensing-sim --features bin` builds it;
+/// returns the binary.
 pub(crate) fn build_simulator(root: &Path) -> Result<PathBuf> {
     run(Command::new(env!("CARGO"))
         .args([
@@ -293,6 +295,8 @@ pub(crate) fn build_simulator(root: &Path) -> Result<PathBuf> {
             "--quiet",
             "-p",
             "licensing-sim",
+            "--features",
+            "bin",
             "--bin",
             "licensing-sim",
         ])
@@ -586,10 +590,10 @@ impl Simulator {
         Self::spawn(command, env, exe, log)
     }
 
-    /// Starts `exe` as a conformance proxy in front of `upstream`, on a free loopback port.
+    /// Starts `exe` (`licensing-proxy`) in front of `upstream`, on a free loopback port.
     pub(crate) fn proxy(exe: &Path, upstream: &str, log: &Path) -> Result<Simulator> {
         let mut command = Command::new(exe);
-        command.args(["proxy", "--upstream", upstream, "--addr", "127.0.0.1:0"]);
+        command.args(["--upstream", upstream, "--addr", "127.0.0.1:0"]);
         Self::spawn(command, &[], exe, log)
     }
 

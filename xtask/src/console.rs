@@ -5,8 +5,8 @@
 //! * Chromium (the default): `xtask/console/check.mjs` with playwright-core; the browser
 //!   is the system's, `CHROMIUM` or `chromium` on `PATH`. The journal's screenshot goes
 //!   to `<target>/console/journal.png`, and with `--save-screenshot` to
-//!   `sim/docs/console-journal.png` (the README's). A `licensing-sim proxy` in front
-//!   of that simulator serves the Conformance page the check's last step opens.
+//!   `sim/docs/console-journal.png` (the README's). A `licensing-proxy` in front of
+//!   that simulator serves the Conformance page the check's last step opens.
 //! * Firefox: `xtask/console/check_firefox.py` with Selenium (hash-pinned in
 //!   `xtask/console/requirements.txt`) through geckodriver, against a simulator started
 //!   with an admin token so that the check signs in and works through a session. The
@@ -66,6 +66,21 @@ fn run_chromium(root: &Path, save_screenshot: bool) -> Result<()> {
     done(t);
 
     let (sim, cli) = build(root)?;
+    let t = step("licensing-proxy (cargo build)");
+    toolchain::run(
+        Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "licensing-proxy",
+                "--bin",
+                "licensing-proxy",
+            ])
+            .current_dir(root),
+    )?;
+    let proxy_exe = sim.with_file_name("licensing-proxy");
+    done(t);
 
     let t = step("the console in headless Chromium");
     let browser = chromium()?;
@@ -75,7 +90,7 @@ fn run_chromium(root: &Path, save_screenshot: bool) -> Result<()> {
         browser_version(&browser)
     );
     let simulator = Simulator::start(&sim, &["--seed", "demo"], &out.join("licensing-sim.log"))?;
-    let proxy = Simulator::proxy(&sim, &simulator.url, &out.join("licensing-sim-proxy.log"))?;
+    let proxy = Simulator::proxy(&proxy_exe, &simulator.url, &out.join("licensing-proxy.log"))?;
     let config_dir = out.join("cli-config");
     fs::create_dir_all(&config_dir)?;
     let screenshot = out.join("journal.png");

@@ -162,6 +162,8 @@ pub fn measure(root: &Path, sim_exe: Option<&Path>, by: &str) -> Result<String> 
                     "--quiet",
                     "-p",
                     "licensing-sim",
+                    "--features",
+                    "bin",
                     "--bin",
                     "licensing-sim",
                 ])

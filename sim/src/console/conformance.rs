@@ -1,234 +1,45 @@
-//! The conformance proxy's findings: its deviations grouped by operation, each with the
-//! exact request and reply it was found in (credentials redacted). Without a proxy, it
-//! says so.
-
-use std::collections::BTreeMap;
+//! The Conformance section: checking real traffic against the documents is the work of a
+//! program of its own, the conformance proxy (`licensing-proxy`), which serves its
+//! findings on its own console. This page says how to start one in front of this
+//! simulator.
 
 use axum::response::Response;
 use maud::{Markup, html};
 
 use super::{Request, layout};
-use crate::sandbox::{
-    Sandbox,
-    conformance::{Deviation, DeviationSource, RecordedMessage},
-    journal::{REDACTED, is_secret, redact},
-};
+use crate::sandbox::Sandbox;
 
-/// Deviations a page shows at most (the newest).
-pub(crate) const MAX_SHOWN: usize = 500;
-
-/// The conformance page of a simulator (given a source, or not).
-pub(crate) fn page(sandbox: &Sandbox, request: &Request) -> Response {
-    page_of(sandbox.deviations.get().as_deref(), request)
+/// The conformance page of a simulator.
+pub(crate) fn page(_sandbox: &Sandbox, request: &Request) -> Response {
+    layout::page(
+        request,
+        "conformance",
+        "Conformance",
+        render(&request.origin),
+    )
 }
 
-/// The conformance page of `source` (none: no proxy runs).
-pub(crate) fn page_of(source: Option<&dyn DeviationSource>, request: &Request) -> Response {
-    layout::page(request, "conformance", "Conformance", render(source))
-}
-
-/// What the page groups a deviation under.
-fn operation_of(deviation: &Deviation) -> &str {
-    deviation
-        .operation_id
-        .as_deref()
-        .unwrap_or("(no documented operation)")
-}
-
-/// What the page shows for `source` (none: the proxy is not running).
-pub(crate) fn render(source: Option<&dyn DeviationSource>) -> Markup {
-    let Some(source) = source else {
-        return html! {
-            p #proxy-status { "The conformance proxy is not running." }
-            p { "When the simulator runs as a conformance proxy, the deviations it finds between real requests and replies and the specs appear here, per operation, each with the exchange it was found in." }
-        };
-    };
-    let all = source.deviations();
-    let shown = &all[all.len().saturating_sub(MAX_SHOWN)..];
-    let mut by_operation: BTreeMap<&str, Vec<&Deviation>> = BTreeMap::new();
-    for deviation in shown.iter().rev() {
-        by_operation
-            .entry(operation_of(deviation))
-            .or_default()
-            .push(deviation);
-    }
+/// What the page shows, for a simulator reached at `origin`.
+pub(crate) fn render(origin: &str) -> Markup {
     html! {
-        p #proxy-status {
-            "The conformance proxy is running: " (all.len()) " deviations"
-            @if all.len() > shown.len() { " (the newest " (shown.len()) " shown)" }
-            " in " (by_operation.len()) " operations."
-        }
-        @for (operation, found) in &by_operation {
-            section.operation aria-label=(format!("Deviations of {operation}")) {
-                h2 { (operation) " " span.count { "(" (found.len()) ")" } }
-                ol.deviations {
-                    @for deviation in found {
-                        li { (item(source, deviation)) }
-                    }
-                }
-            }
-        }
-    }
-}
-
-fn item(source: &dyn DeviationSource, deviation: &Deviation) -> Markup {
-    let pointer = if deviation.pointer.is_empty() {
-        "(the whole message)"
-    } else {
-        &deviation.pointer
-    };
-    html! {
-        details {
-            summary {
-                span.direction { (deviation.direction) }
-                " " code { (pointer) } " "
-                span.rule { (deviation.rule) } ": expected "
-                span.expected { (deviation.expected) } ", got "
-                span.actual { (deviation.actual) }
-                " " span.time { (deviation.time) }
-            }
-            @match source.exchange(&deviation.exchange) {
-                Some(exchange) => div.exchange {
-                    section { h3 { "Request" } (message(&exchange.request, true)) }
-                    section { h3 { "Reply" } (message(&exchange.reply, false)) }
-                    p.exchange-id { "exchange " code { (deviation.exchange) } }
-                },
-                None => p.empty { "The exchange " code { (deviation.exchange) } " is no longer kept." },
-            }
-        }
-    }
-}
-
-fn message(message: &RecordedMessage, request: bool) -> Markup {
-    let head = if request {
-        format!("{} {}", message.method, message.url)
-    } else {
-        format!("HTTP {}", message.status)
-    };
-    let headers: Vec<String> = message
-        .headers
-        .iter()
-        .map(|(name, value)| {
-            let shown = if is_secret(name) { REDACTED } else { value };
-            format!("{name}: {shown}")
-        })
-        .collect();
-    html! {
-        pre.line { (head) }
-        @if !headers.is_empty() { pre.headers { (headers.join("\n")) } }
-        @if message.body.is_empty() {
-            p.empty { "(no body)" }
-        } @else {
-            pre.json { (shown_body(&message.body)) }
-        }
-    }
-}
-
-/// A recorded body as the journal shows one: JSON pretty and redacted; anything else by
-/// its size (it cannot be searched for secrets).
-fn shown_body(body: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(body) {
-        Ok(mut value) => {
-            redact(&mut value);
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        }
-        Err(_) => format!("[{} bytes, not JSON]", body.len()),
+        p { "The simulator does not check traffic against the documents: the conformance proxy, licensing-proxy, does." }
+        p { "It forwards every request to a deployment of the platform (or to this simulator), checks the request and the reply against the specs, and shows each deviation, with the exact request and reply it was found in, on its own console. In front of this simulator:" }
+        pre { "licensing-proxy --upstream " (origin) " --addr 127.0.0.1:8081" }
+        p { "Then send the SDK's calls to " code { "http://127.0.0.1:8081" } " and open the proxy's console at " code { "http://127.0.0.1:8081/__sandbox/" } "." }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::conformance::{DeviationLog, Direction, RecordedExchange};
-
-    fn deviation(operation: &str, exchange: &str, pointer: &str) -> Deviation {
-        Deviation {
-            operation_id: Some(operation.into()),
-            direction: Direction::Reply,
-            pointer: pointer.into(),
-            rule: "enum".into(),
-            expected: "one of [1, 2]".into(),
-            actual: "7".into(),
-            exchange: exchange.into(),
-            time: "2026-01-01T00:00:00Z".into(),
-        }
-    }
 
     #[test]
-    fn without_a_proxy_it_says_so() {
-        let page = render(None).into_string();
+    fn it_says_how_to_start_the_proxy() {
+        let page = render("http://127.0.0.1:8080").into_string();
         assert!(
-            page.contains("The conformance proxy is not running."),
+            page.contains("licensing-proxy --upstream http://127.0.0.1:8080"),
             "{page}"
         );
-    }
-
-    #[test]
-    fn deviations_per_operation_with_their_exact_exchange() {
-        let log = DeviationLog::default();
-        let exchange = RecordedExchange {
-            request: RecordedMessage {
-                method: "GET".into(),
-                url: "https://platform.example/me/api/v1/members?g_nonce=n1".into(),
-                headers: vec![
-                    ("clientToken".into(), "ct-secret".into()),
-                    ("Accept".into(), "application/json".into()),
-                ],
-                ..RecordedMessage::default()
-            },
-            reply: RecordedMessage {
-                status: 200,
-                body: r#"{"code":0,"data":{"list":[{"status":7,"password":"pw-secret"}]}}"#.into(),
-                ..RecordedMessage::default()
-            },
-        };
-        log.push(
-            "x-1",
-            exchange,
-            vec![
-                deviation("listMembers", "x-1", "/data/list/0/status"),
-                deviation("listMembers", "x-1", ""),
-            ],
-        );
-        log.push(
-            "x-2",
-            RecordedExchange::default(),
-            vec![Deviation {
-                rule: "undocumented-code".into(),
-                ..deviation("addMembers", "x-2", "/code")
-            }],
-        );
-        let page = render(Some(&log)).into_string();
-        assert!(
-            page.contains("3 deviations") && page.contains("in 2 operations"),
-            "{page}"
-        );
-        let add = page.find("Deviations of addMembers").unwrap();
-        let list = page.find("Deviations of listMembers").unwrap();
-        assert!(add < list, "operations in order");
-        assert!(page[list..].contains("<code>/data/list/0/status</code>"));
-        assert!(page[list..].contains("(the whole message)"));
-        assert!(page[add..list].contains("undocumented-code"));
-        assert!(page.contains("GET https://platform.example/me/api/v1/members?g_nonce=n1"));
-        assert!(
-            page.contains("&quot;status&quot;: 7"),
-            "the reply as recorded: {page}"
-        );
-        assert!(page.contains("Accept: application/json"));
-        for secret in ["ct-secret", "pw-secret"] {
-            assert!(!page.contains(secret), "{secret} shown");
-        }
-        assert!(page.contains("clientToken: [REDACTED]"));
-        let gone = DeviationLog::new(1);
-        gone.push(
-            "x-9",
-            RecordedExchange::default(),
-            vec![deviation("a", "x-8", "/x")],
-        );
-        assert!(
-            render(Some(&gone))
-                .into_string()
-                .contains("x-8</code> is no longer kept")
-        );
+        assert!(page.contains("http://127.0.0.1:8081/__sandbox/"), "{page}");
     }
 }

@@ -4,7 +4,7 @@
 use axum::{http::StatusCode, response::Response};
 use maud::{DOCTYPE, Markup, html};
 
-use super::{ROOT, Request, html};
+use super::{PAGES_STYLE, ROOT, Request, html};
 
 /// A whole page: `current` is the section's path below the root.
 pub(crate) fn page(request: &Request, current: &str, title: &str, main: Markup) -> Response {
@@ -18,7 +18,7 @@ pub(crate) fn page(request: &Request, current: &str, title: &str, main: Markup) 
                     p.brand { (request.mode.brand) }
                     nav aria-label="Console sections" {
                         ul {
-                            @for &(path, name) in request.mode.sections {
+                            @for &(path, name) in request.mode.sections.iter() {
                                 li {
                                     a href=(format!("{ROOT}{path}"))
                                         aria-current=[(path == current).then_some("page")] { (name) }
@@ -53,6 +53,9 @@ fn head(request: &Request, title: &str) -> Markup {
                 meta name="sandbox-csrf" content=(csrf);
             }
             link rel="stylesheet" href=(format!("{ROOT}console.css"));
+            @if request.mode.style.is_some() {
+                link rel="stylesheet" href=(format!("{ROOT}{PAGES_STYLE}"));
+            }
             script src=(format!("{ROOT}console.js")) defer {}
         }
     }

@@ -1,7 +1,8 @@
 //! The sandbox console: pages at `/__sandbox/` that show the journal, the state, the
-//! fault rules, the clock and a conformance proxy's findings, on the simulator's own
-//! listener and behind the admin API's checks ([`Guard`]). A conformance proxy serves the
-//! Conformance page alone ([`proxy_pages`]), on its listener, behind the same checks.
+//! fault rules and the clock, on the simulator's own listener and behind the admin API's
+//! checks ([`Guard`]). Another program served with the simulator's foundations
+//! (`crate::host`) gets a console of its own pages in the same frame ([`hosted_pages`]),
+//! on its listener, behind the same checks.
 //!
 //! Pages are rendered on the server (maud, escaped by construction) and work offline:
 //! their one script and one style sheet are compiled into the binary and served from the
@@ -17,7 +18,7 @@ mod layout;
 mod schema;
 mod state;
 
-use std::{collections::HashMap, sync::Arc};
+use std::{borrow::Cow, collections::HashMap, sync::Arc};
 
 use axum::{
     body::Body,
@@ -32,7 +33,7 @@ use crate::{
         hooks::{AdminRequest, AdminRoute, PageRoute, Pages, Unauthorized},
         session::SessionInfo,
     },
-    sandbox::{Sandbox, conformance::DeviationSource},
+    sandbox::Sandbox,
 };
 
 /// Where the console lives.
@@ -44,6 +45,9 @@ const MAX_SIGN_IN_BYTES: usize = 4096;
 /// The console's script and style, compiled in.
 const SCRIPT: &str = include_str!("console.js");
 const STYLE: &str = include_str!("console.css");
+
+/// Where a hosted console's own style sheet is, below the root.
+pub(crate) const PAGES_STYLE: &str = "pages.css";
 
 /// What every page is allowed to load and run: its own script and style, requests to its
 /// own origin, nothing inline, no frames.
@@ -59,27 +63,22 @@ pub(crate) struct Mode {
     /// What needs the admin token, on the sign-in page.
     pub server: &'static str,
     /// The sections, in the navigation's order: (path below the root, name).
-    pub sections: &'static [(&'static str, &'static str)],
+    pub sections: Cow<'static, [(&'static str, &'static str)]>,
+    /// A style sheet of the pages' own, after the console's (`{ROOT}pages.css`).
+    pub style: Option<&'static str>,
 }
 
 /// The simulator's console: every section.
 pub(crate) const SANDBOX: Mode = Mode {
     brand: "licensing-sim sandbox",
     server: "simulator",
-    sections: &[
+    sections: Cow::Borrowed(&[
         ("", "Journal"),
         ("state", "State"),
         ("faults", "Faults & clock"),
         ("conformance", "Conformance"),
-    ],
-};
-
-/// A conformance proxy's console: it has no state, journal, faults or clock of its own
-/// (those are the upstream's), only its findings.
-pub(crate) const PROXY: Mode = Mode {
-    brand: "licensing-sim proxy",
-    server: "conformance proxy",
-    sections: &[("conformance", "Conformance")],
+    ]),
+    style: None,
 };
 
 /// What a page handler is given.
@@ -88,13 +87,22 @@ pub(crate) struct Request {
     pub session: SessionInfo,
     /// The server's own base URL as the browser reached it (`http://localhost:8080`).
     pub origin: String,
-    pub mode: &'static Mode,
+    pub mode: Arc<Mode>,
 }
+
+/// A section of a hosted console: its path below the root, its name, and what renders
+/// its main content.
+pub(crate) type Section = (
+    &'static str,
+    &'static str,
+    Arc<dyn Fn(&Request) -> Markup + Send + Sync>,
+);
 
 type Handler = fn(&Sandbox, &Request) -> Response;
 
 /// The console's routes, bound to `sandbox`, behind the admin checks of `access`.
 pub(crate) fn pages(sandbox: &Arc<Sandbox>, access: &AdminAccess) -> Pages {
+    let mode = Arc::new(SANDBOX);
     let pages: [(&str, Handler); 5] = [
         ("", journal::page),
         ("journal/rows", journal::rows),
@@ -107,12 +115,13 @@ pub(crate) fn pages(sandbox: &Arc<Sandbox>, access: &AdminAccess) -> Pages {
         .map(|(path, handler)| {
             let sandbox = Arc::clone(sandbox);
             let scheme = access.scheme;
+            let mode = Arc::clone(&mode);
             page_route(
                 Method::GET,
                 &format!("{ROOT}{path}"),
                 Guard::Token,
                 move |req| {
-                    let request = request(&req, scheme, &SANDBOX);
+                    let request = request(&req, scheme, Arc::clone(&mode));
                     handler(&sandbox, &request)
                 },
             )
@@ -121,32 +130,57 @@ pub(crate) fn pages(sandbox: &Arc<Sandbox>, access: &AdminAccess) -> Pages {
     routes.extend(common(access));
     Pages {
         routes,
-        unauthorized: unauthorized(access.scheme, &SANDBOX),
+        unauthorized: unauthorized(access.scheme, mode),
     }
 }
 
-/// A conformance proxy's console: its Conformance page, read from `source` at every
-/// request, at the console's root too; behind the admin checks of `access`.
-pub(crate) fn proxy_pages(source: Arc<dyn DeviationSource>, access: &AdminAccess) -> Pages {
+/// Another program's console: its `sections`, each rendered at every request in the
+/// console's frame under `brand`; the console's root leads to the first section when that
+/// is not at the root itself. Behind the admin checks of `access`, as the simulator's.
+pub(crate) fn hosted_pages(
+    brand: &'static str,
+    server: &'static str,
+    sections: Vec<Section>,
+    style: Option<&'static str>,
+    access: &AdminAccess,
+) -> Pages {
     let scheme = access.scheme;
-    let mut routes = vec![
-        page_route(Method::GET, ROOT, Guard::Token, |_| {
-            redirect(&format!("{ROOT}conformance"), None)
-        }),
-        page_route(
+    let mode = Arc::new(Mode {
+        brand,
+        server,
+        sections: Cow::Owned(sections.iter().map(|(p, n, _)| (*p, *n)).collect()),
+        style,
+    });
+    let mut routes = Vec::new();
+    if let Some(style) = style {
+        routes.push(page_route(
             Method::GET,
-            &format!("{ROOT}conformance"),
+            &format!("{ROOT}{PAGES_STYLE}"),
+            Guard::Public,
+            move |_| asset(style, "text/css; charset=utf-8"),
+        ));
+    }
+    if let Some(&(first, ..)) = sections.first().filter(|(p, ..)| !p.is_empty()) {
+        routes.push(page_route(Method::GET, ROOT, Guard::Token, move |_| {
+            redirect(&format!("{ROOT}{first}"), None)
+        }));
+    }
+    for (path, name, render) in sections {
+        let mode = Arc::clone(&mode);
+        routes.push(page_route(
+            Method::GET,
+            &format!("{ROOT}{path}"),
             Guard::Token,
             move |req| {
-                let request = request(&req, scheme, &PROXY);
-                conformance::page_of(Some(&*source), &request)
+                let request = request(&req, scheme, Arc::clone(&mode));
+                layout::page(&request, path, name, render(&request))
             },
-        ),
-    ];
+        ));
+    }
     routes.extend(common(access));
     Pages {
         routes,
-        unauthorized: unauthorized(scheme, &PROXY),
+        unauthorized: unauthorized(scheme, mode),
     }
 }
 
@@ -190,14 +224,14 @@ fn common(access: &AdminAccess) -> Vec<PageRoute> {
 }
 
 /// The answer to a page request without the admin token: the sign-in form.
-fn unauthorized(scheme: &'static str, mode: &'static Mode) -> Unauthorized {
+fn unauthorized(scheme: &'static str, mode: Arc<Mode>) -> Unauthorized {
     Arc::new(move |parts, message| {
         let failed = query_pairs(parts.uri.query()).any(|(k, _)| k == "signin");
         let request = Request {
             query: HashMap::new(),
             session: SessionInfo::default(),
             origin: origin(parts, scheme),
-            mode,
+            mode: Arc::clone(&mode),
         };
         let note = if failed {
             "The token was not accepted."
@@ -227,7 +261,7 @@ fn page_route(
     }
 }
 
-fn request(req: &AdminRequest, scheme: &str, mode: &'static Mode) -> Request {
+fn request(req: &AdminRequest, scheme: &str, mode: Arc<Mode>) -> Request {
     let query = query_pairs(req.parts.uri.query()).collect();
     Request {
         query,
@@ -273,9 +307,15 @@ fn sign_in(access: &AdminAccess, req: &AdminRequest) -> Response {
         .find(|(k, _)| k == "token")
         .map(|(_, v)| v.into_owned())
         .unwrap_or_default();
-    match access.sign_in(&token) {
+    match access.sign_in(&req.parts, &token) {
         Ok(cookie) => redirect(ROOT, cookie.as_deref()),
-        Err(()) => redirect(&format!("{ROOT}?signin=failed"), None),
+        Err(not_before) => {
+            let mut response = redirect(&format!("{ROOT}?signin=failed"), None);
+            if let Some(at) = not_before {
+                response.extensions_mut().insert(at);
+            }
+            response
+        }
     }
 }
 

@@ -156,6 +156,10 @@ impl Call {
             Err(e) => e,
         };
         let mut short = format!("the request body does not match the schema: {error}");
+        // A body that holds a credential may fail on it: its value is never quoted.
+        if crate::ops::is_secret(&String::from_utf8_lossy(json)) {
+            short = without_value(&short);
+        }
         // serde's message quotes the value it refused: a reply echoes only an excerpt.
         if short.len() > MAX_SHORT {
             let mut end = MAX_SHORT;
@@ -218,7 +222,10 @@ fn named<T: DeserializeOwned>(bytes: &[u8]) -> Option<String> {
         Ok(_) => return None,
         Err(e) => {
             let path = e.path().to_string();
-            let message = e.into_inner().to_string();
+            let mut message = e.into_inner().to_string();
+            if names_a_secret(&path) {
+                message = without_value(&message);
+            }
             if path == "." {
                 message
             } else {
@@ -229,7 +236,45 @@ fn named<T: DeserializeOwned>(bytes: &[u8]) -> Option<String> {
     let Err(e) = serde_json::from_value::<T>(Value::Object(object.clone())) else {
         return Some(tracked);
     };
-    Some(name_the_field::<T>(&object, &e).unwrap_or(tracked))
+    let found = name_the_field::<T>(&object, &e).unwrap_or(tracked);
+    // `path: message`: the path's last field says whether the message may quote a value.
+    Some(match found.split_once(": ") {
+        Some((path, message)) if names_a_secret(path) => {
+            format!("{path}: {}", without_value(message))
+        }
+        _ => found,
+    })
+}
+
+/// Whether the last field of a path (`orderList[3].passwordMobile`) holds a credential.
+fn names_a_secret(path: &str) -> bool {
+    let last = path.rsplit('.').next().unwrap_or(path);
+    let last = last.split('[').next().unwrap_or(last);
+    !last.is_empty() && crate::ops::is_secret(last)
+}
+
+/// serde's message without the value it quotes (`` invalid type: integer `5`, expected a
+/// string ``): what a credential's field is refused with, so that no reply, journal or log
+/// repeats the credential. What it expected is kept.
+fn without_value(message: &str) -> String {
+    let (head, tail) = match message.find(", expected") {
+        Some(at) => message.split_at(at),
+        None => (message, ""),
+    };
+    let mut out = String::with_capacity(message.len());
+    let mut rest = head;
+    while let Some(open) = rest.find(['`', '"']) {
+        let quote = rest.as_bytes()[open] as char;
+        let Some(close) = rest[open + 1..].find(quote) else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        out.push_str("(value not shown)");
+        rest = &rest[open + 1 + close + 1..];
+    }
+    out.push_str(rest);
+    out.push_str(tail);
+    out
 }
 
 /// The most of serde's message a refused body's cause quotes.
@@ -405,4 +450,33 @@ fn culprit(
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_credentials_value_is_never_quoted_in_a_refusal() {
+        assert_eq!(
+            without_value("invalid type: integer `13800000000`, expected a string"),
+            "invalid type: integer (value not shown), expected a string"
+        );
+        assert_eq!(
+            without_value("invalid value: string \"hunter2\", expected `x` or `y`"),
+            "invalid value: string (value not shown), expected `x` or `y`"
+        );
+        assert!(names_a_secret("orderList[3].passwordMobile"));
+        assert!(names_a_secret("passwordMobile"));
+        assert!(!names_a_secret("orderList[3].customerName"));
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Bind {
+            #[serde(rename = "passwordMobile")]
+            password_mobile: String,
+        }
+        let named = named::<Bind>(br#"{"passwordMobile": 13812345678}"#).unwrap();
+        assert!(named.starts_with("passwordMobile: "), "{named}");
+        assert!(!named.contains("13812345678"), "{named}");
+    }
 }

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use super::{
     admin_error, auth,
     session::{self, SessionInfo, Sessions},
+    throttle::{Failures, NotBefore, Peer},
 };
 
 /// The names a loopback listener answers to, with its port.
@@ -37,6 +38,8 @@ pub(crate) struct AdminAccess {
     pub allowed_hosts: Vec<String>,
     /// Browser sessions opened by signing in with the token.
     pub sessions: Arc<Sessions>,
+    /// Wrong tokens per source address, which slow the answers to the next ones.
+    pub failures: Arc<Failures>,
 }
 
 /// Which of the admin checks a route needs.
@@ -57,6 +60,8 @@ pub(crate) enum Guard {
 pub(crate) struct Refused {
     pub status: StatusCode,
     pub message: String,
+    /// For a wrong token: when the answer may leave.
+    pub not_before: Option<NotBefore>,
 }
 
 impl Refused {
@@ -64,13 +69,28 @@ impl Refused {
         Self {
             status,
             message: message.into(),
+            not_before: None,
         }
     }
 
     /// As the admin API answers it: `{"message": …}`.
     pub fn into_response(self) -> Response {
-        admin_error(self.status, &self.message)
+        let mut response = admin_error(self.status, &self.message);
+        self.hold(&mut response);
+        response
     }
+
+    /// Marks `response` to leave no earlier than a wrong token's delay allows.
+    pub fn hold(&self, response: &mut Response) {
+        if let Some(at) = self.not_before {
+            response.extensions_mut().insert(at);
+        }
+    }
+}
+
+/// The address a request came from, as the server saw it.
+pub(crate) fn peer(parts: &Parts) -> Option<std::net::SocketAddr> {
+    parts.extensions.get::<Peer>().map(|p| p.0)
 }
 
 impl AdminAccess {
@@ -140,7 +160,18 @@ impl AdminAccess {
         };
         let given = auth::bearer(&parts.headers);
         if given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+            self.failures.succeeded(peer(parts));
             return Ok(info);
+        }
+        if given.is_some() {
+            return Err(Refused {
+                not_before: self.failures.failed(peer(parts)),
+                ..Refused::new(
+                    StatusCode::UNAUTHORIZED,
+                    "the admin token given is not this simulator's (wrong tokens from one \
+                     address are answered more and more slowly)",
+                )
+            });
         }
         if given.is_none()
             && let Some(csrf) = session::cookie(parts).and_then(|id| self.sessions.csrf(&id))
@@ -173,13 +204,15 @@ impl AdminAccess {
     /// Opens a session for a browser that gave `given` as the admin token: the
     /// `Set-Cookie` value, or `None` when the token is wrong. With no admin token set, no
     /// session is needed, and none is opened.
-    pub fn sign_in(&self, given: &str) -> Result<Option<String>, ()> {
+    /// A wrong token is `Err` with when the answer may leave.
+    pub fn sign_in(&self, parts: &Parts, given: &str) -> Result<Option<String>, Option<NotBefore>> {
         let Some(token) = &self.token else {
             return Ok(None);
         };
         if !constant_time_eq(given.trim().as_bytes(), token.as_bytes()) {
-            return Err(());
+            return Err(self.failures.failed(peer(parts)));
         }
+        self.failures.succeeded(peer(parts));
         let (id, _) = self.sessions.open();
         Ok(Some(session::set_cookie(&id, self.scheme == "https")))
     }

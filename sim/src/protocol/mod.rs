@@ -12,6 +12,7 @@ pub(crate) mod pages;
 mod pieces;
 mod reply;
 pub(crate) mod session;
+pub(crate) mod throttle;
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -25,6 +26,7 @@ pub(crate) use auth::Credentials;
 pub(crate) use nonce::NonceWindow;
 pub(crate) use pieces::json_body;
 pub(crate) use reply::Answer;
+pub(crate) use throttle::{NotBefore, Peer};
 
 use crate::ops::{self, Db, InvalidPath};
 use admin::Guard;

@@ -1,5 +1,6 @@
-//! Admin pages served outside the simulator's router: beside a conformance proxy, whose
-//! listener forwards every other request. They get the checks [`super::App`] gives its
+//! Admin pages served outside the simulator's router: the console of another program
+//! served on the simulator's foundations (`crate::host`), which answers every other
+//! request itself. They get the checks [`super::App`] gives its
 //! own pages: the admin checks their [`Guard`] names, a session's anti-forgery rule, and a
 //! sign-in form for a request that lacks only the admin token.
 
@@ -117,6 +118,7 @@ pub(crate) fn page_refusal(
         (Some(page), StatusCode::UNAUTHORIZED) => {
             let mut response = page(parts, &refused.message);
             *response.status_mut() = StatusCode::UNAUTHORIZED;
+            refused.hold(&mut response);
             response
         }
         _ => refused.into_response(),

@@ -18,7 +18,7 @@ use axum::{
 };
 use serde_json::{Map, Value};
 
-use super::client::types::{JournalEntry, JournalPage, QueryParam};
+use super::client::types::{JournalEntry, QueryParam};
 pub(crate) use crate::ops::is_secret;
 use crate::protocol::hooks::Exchange;
 
@@ -225,10 +225,11 @@ impl Journal {
         drop(evicted);
     }
 
-    /// The entries that match, oldest first (the newest `limit` of them).
-    pub fn read(&self, filter: &Filter) -> JournalPage {
+    /// The entries that match, oldest first (the newest `limit` of them): the console's.
+    #[cfg(feature = "console")]
+    pub fn read(&self, filter: &Filter) -> super::client::types::JournalPage {
         let listing = self.listing(filter);
-        JournalPage {
+        super::client::types::JournalPage {
             entries: listing
                 .entries
                 .into_iter()
@@ -284,8 +285,8 @@ impl Journal {
     }
 }
 
-/// A [`JournalPage`] whose entries are shown as they are serialized (see
-/// [`Journal::listing`]); serialized, the same document.
+/// A [`JournalPage`](super::client::types::JournalPage) whose entries are shown as they
+/// are serialized (see [`Journal::listing`]); serialized, the same document.
 pub(crate) struct Listing {
     entries: Vec<(Kept, Option<String>)>,
     capacity: i64,

@@ -6,9 +6,9 @@
 //! SDK's.
 
 mod api;
-pub mod client;
+/// The admin API's client and types, from their own package (`licensing-sandbox-client`).
+pub use licensing_sandbox_client as client;
 pub(crate) mod clock;
-pub mod conformance;
 pub(crate) mod faults;
 pub(crate) mod journal;
 pub(crate) mod rules;
@@ -94,40 +94,6 @@ pub(crate) struct Sandbox {
     pub journal: Journal,
     pub rules: Rules,
     pub limits: Limits,
-    /// A conformance proxy's findings, when the simulator runs as one.
-    pub deviations: Deviations,
-}
-
-/// The conformance proxy's findings the admin pages show, if a proxy runs.
-#[derive(Default)]
-pub(crate) struct Deviations(std::sync::RwLock<Option<Arc<dyn conformance::DeviationSource>>>);
-
-impl Deviations {
-    /// The source, if one is set.
-    pub fn get(&self) -> Option<Arc<dyn conformance::DeviationSource>> {
-        self.0
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
-    }
-
-    /// Sets (or, with `None`, removes) the source.
-    pub fn set(&self, source: Option<Arc<dyn conformance::DeviationSource>>) {
-        *self
-            .0
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = source;
-    }
-}
-
-impl std::fmt::Debug for Deviations {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.get().is_some() {
-            "Deviations(set)"
-        } else {
-            "Deviations(none)"
-        })
-    }
 }
 
 impl Sandbox {

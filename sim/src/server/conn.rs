@@ -259,6 +259,9 @@ pub(super) struct Limited<H> {
     app: H,
     server: Arc<Server>,
     activity: Arc<Activity>,
+    /// The connection's peer, given to each request (the admin checks slow down wrong
+    /// tokens per address).
+    peer: SocketAddr,
 }
 
 impl<H: Handler> hyper::service::Service<Request<Incoming>> for Limited<H> {
@@ -272,7 +275,8 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for Limited<H> {
         let busy = self.activity.begin(req.version());
         let this = self.clone();
         Box::pin(async move {
-            let (head, incoming) = req.into_parts();
+            let (mut head, incoming) = req.into_parts();
+            head.extensions.insert(Peer(this.peer));
             let over = if this.app.reply_refusable(&head) {
                 OverBudget::Refuse
             } else {
@@ -289,6 +293,10 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for Limited<H> {
                     response
                 }
             };
+            // A refusal of a wrong admin token leaves no earlier than its address's turn.
+            if let Some(NotBefore(at)) = response.extensions().get::<NotBefore>().copied() {
+                tokio::time::sleep_until(at).await;
+            }
             let (response, lease) = this
                 .server
                 .hold_reply(response, &this.activity, over, |cause| {
@@ -426,6 +434,7 @@ async fn drive<S, H: Handler>(
         app,
         server: Arc::clone(server),
         activity: Arc::clone(activity),
+        peer,
     };
     let io = TokioIo::new(Watched {
         io,

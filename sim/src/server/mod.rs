@@ -60,7 +60,7 @@ mod conn;
 mod reply;
 pub(crate) mod tls;
 
-use crate::protocol::{App, BodyUnread, MAX_BODY_BYTES, ReadBody};
+use crate::protocol::{App, BodyUnread, MAX_BODY_BYTES, NotBefore, Peer, ReadBody};
 use conn::{Activity, Registered, connection};
 
 /// What a server serves: each request, with its body read whole (or why it could not

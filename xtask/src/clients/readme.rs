@@ -4,9 +4,9 @@
 //!
 //! * The section (from its `## From other languages` heading to the next `## ` heading)
 //!   must hold exactly one ```` ```ts ```` and exactly one ```` ```python ```` block.
-//! * Each block must use [`BASE_URL`], the address `cargo run -p licensing-sim -- --seed
-//!   demo` listens on. That string is the one thing the test changes: it becomes the URL of
-//!   the simulator started for the block on a free port.
+//! * Each block must use [`BASE_URL`], the address `cargo run -p licensing-sim --features
+//!   bin -- --seed demo` listens on. That string is the one thing the test changes: it
+//!   becomes the URL of the simulator started for the block on a free port.
 //! * Every line that prints (`console.log(…)`, `print(…)`) must end with a comment that says
 //!   what it prints. The claimed output is the comment's double-quoted part when it has one
 //!   (`// HTTP 299: "80001: …"`), else the whole comment; `…` stands for any text. The
@@ -237,8 +237,8 @@ fn example(blocks: &[Block], flavor: Flavor) -> Result<Example> {
     if !code.contains(BASE_URL) {
         bail!(
             "README.md:{}: the ```{fence} block does not use {BASE_URL} (where `cargo run -p \
-             licensing-sim -- --seed demo` listens), so the test cannot point it at its \
-             simulator:\n{code}",
+             licensing-sim --features bin -- --seed demo` listens), so the test cannot point \
+             it at its simulator:\n{code}",
             line - 1
         );
     }

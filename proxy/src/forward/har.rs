@@ -1,0 +1,356 @@
+//! Recording exchanges as HAR 1.2 (the format browsers and most HTTP tools read), with
+//! every credential redacted, filtered by operation and outcome, bounded in entries and in
+//! body size.
+
+use std::{
+    sync::{Mutex, PoisonError},
+    time::{Duration, SystemTime},
+};
+
+use axum::{
+    body::{Body, Bytes},
+    http::{HeaderMap, Response, StatusCode, request::Parts},
+};
+use licensing_sim::{
+    admin::types::{RecordingOutcome, RecordingStatus},
+    host::is_secret,
+};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::conformance::{Deviation, RecordedExchange, RecordedMessage};
+
+/// The most entries a recording keeps unless configured otherwise.
+pub const DEFAULT_RECORD_MAX_ENTRIES: usize = 10_000;
+
+/// The largest body text an entry keeps; a larger one is kept as its size only.
+const MAX_BODY_TEXT: usize = 1024 * 1024;
+
+/// What replaces a credential.
+const REDACTED: &str = "[REDACTED]";
+
+/// How an exchange ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum Outcome {
+    Ok,
+    BusinessError,
+    Deviation,
+    ProxyError,
+}
+
+impl From<Outcome> for RecordingOutcome {
+    fn from(o: Outcome) -> Self {
+        match o {
+            Outcome::Ok => RecordingOutcome::Ok,
+            Outcome::BusinessError => RecordingOutcome::BusinessError,
+            Outcome::Deviation => RecordingOutcome::Deviation,
+            Outcome::ProxyError => RecordingOutcome::ProxyError,
+        }
+    }
+}
+
+/// One exchange as the recording sees it.
+pub(crate) struct Exchange<'a> {
+    pub id: &'a str,
+    pub operation: Option<&'static str>,
+    pub started: SystemTime,
+    pub duration: Duration,
+    pub parts: &'a Parts,
+    pub request_body: &'a Bytes,
+    /// The upstream's reply, when there was one.
+    pub reply: Option<(StatusCode, &'a HeaderMap, &'a Bytes)>,
+    /// The proxy's own reply, when the upstream's could not be forwarded.
+    pub proxy_reply: Option<&'a Response<Body>>,
+    pub deviations: &'a [Deviation],
+    pub outcome: Outcome,
+}
+
+#[derive(Default)]
+struct State {
+    recording: bool,
+    operations: Option<Vec<String>>,
+    outcomes: Option<Vec<RecordingOutcome>>,
+    entries: Vec<Value>,
+    dropped: u64,
+}
+
+/// A proxy's recording: started, filtered, read and stopped at any time (the admin API's
+/// `/__sandbox/v1/recording`).
+pub struct Recording {
+    max_entries: usize,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording")
+            .field("max_entries", &self.max_entries)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Recording {
+    pub(crate) fn new(max_entries: usize) -> Self {
+        Self {
+            max_entries,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Starts a new recording (forgetting the last one), keeping only the exchanges of
+    /// `operations` and with `outcomes`, when given.
+    pub fn start(&self, operations: Option<Vec<String>>, outcomes: Option<Vec<RecordingOutcome>>) {
+        *self.state() = State {
+            recording: true,
+            operations,
+            outcomes,
+            ..State::default()
+        };
+    }
+
+    /// Stops recording; the recording as a HAR document.
+    pub fn stop(&self) -> Value {
+        let mut state = self.state();
+        state.recording = false;
+        har(&state.entries)
+    }
+
+    /// The entries so far (or the last recording's), as a HAR document.
+    pub fn har(&self) -> Value {
+        har(&self.state().entries)
+    }
+
+    /// Whether it records, its filters and counts.
+    pub fn status(&self) -> RecordingStatus {
+        let state = self.state();
+        RecordingStatus {
+            recording: state.recording,
+            entries: state.entries.len() as i64,
+            dropped: state.dropped as i64,
+            max_entries: self.max_entries as i64,
+            operations: state.operations.clone().unwrap_or_default(),
+            outcomes: state.outcomes.clone().unwrap_or_default(),
+        }
+    }
+
+    pub(crate) fn record(&self, exchange: Exchange<'_>) {
+        {
+            let state = self.state();
+            if !state.recording {
+                return;
+            }
+            let operation = exchange.operation.unwrap_or_default();
+            if state
+                .operations
+                .as_ref()
+                .is_some_and(|ops| !ops.iter().any(|o| o == operation))
+                || state
+                    .outcomes
+                    .as_ref()
+                    .is_some_and(|o| !o.contains(&exchange.outcome.into()))
+            {
+                return;
+            }
+        }
+        // Built outside the lock: concurrent exchanges do not wait on each other's JSON.
+        let entry = entry(&exchange);
+        let mut state = self.state();
+        if !state.recording {
+            return;
+        }
+        if state.entries.len() >= self.max_entries {
+            state.dropped += 1;
+        } else {
+            state.entries.push(entry);
+        }
+    }
+}
+
+fn har(entries: &[Value]) -> Value {
+    json!({"log": {
+        "version": "1.2",
+        "creator": {"name": "licensing-proxy", "version": env!("CARGO_PKG_VERSION")},
+        "entries": entries,
+    }})
+}
+
+/// Every field whose name says it holds a secret, at any depth, replaced.
+pub(crate) fn redact(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                if is_secret(k) {
+                    *v = Value::String(REDACTED.into());
+                } else {
+                    redact(v);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact),
+        _ => {}
+    }
+}
+
+/// A message's headers, credentials and cookies redacted.
+fn header_pairs(map: &HeaderMap) -> impl Iterator<Item = (&str, String)> {
+    map.iter().map(|(name, value)| {
+        let shown = if is_secret(name.as_str()) || name.as_str().contains("cookie") {
+            REDACTED.to_string()
+        } else {
+            String::from_utf8_lossy(value.as_bytes()).into_owned()
+        };
+        (name.as_str(), shown)
+    })
+}
+
+fn headers(map: &HeaderMap) -> Vec<Value> {
+    header_pairs(map)
+        .map(|(name, value)| json!({"name": name, "value": value}))
+        .collect()
+}
+
+/// The request's URL as recorded: credentials in the query redacted; and the query's
+/// pairs as shown.
+fn shown_url(parts: &Parts) -> (String, Vec<(String, String)>) {
+    let mut shown_query = Vec::new();
+    for (name, value) in form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()) {
+        let value = if is_secret(&name) {
+            REDACTED.to_string()
+        } else {
+            value.into_owned()
+        };
+        shown_query.push((name.into_owned(), value));
+    }
+    let host = parts
+        .headers
+        .get("host")
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("localhost");
+    let mut url = format!("http://{host}{}", parts.uri.path());
+    if !shown_query.is_empty() {
+        let encoded: String = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(&shown_query)
+            .finish();
+        url = format!("{url}?{encoded}");
+    }
+    (url, shown_query)
+}
+
+/// The exchange as the console's Conformance page shows it, redacted as a recording is.
+pub(crate) fn recorded(x: &Exchange<'_>) -> RecordedExchange {
+    let (url, _) = shown_url(x.parts);
+    let pairs = |h: &HeaderMap| {
+        header_pairs(h)
+            .map(|(k, v)| (k.to_string(), v))
+            .collect::<Vec<_>>()
+    };
+    let request = RecordedMessage {
+        method: x.parts.method.to_string(),
+        url,
+        status: 0,
+        headers: pairs(&x.parts.headers),
+        body: body_text(x.request_body).unwrap_or_default(),
+    };
+    let reply = match (x.reply, x.proxy_reply) {
+        (Some((status, h, body)), _) => RecordedMessage {
+            status: status.as_u16(),
+            headers: pairs(h),
+            body: body_text(body).unwrap_or_default(),
+            ..RecordedMessage::default()
+        },
+        (None, Some(own)) => RecordedMessage {
+            status: own.status().as_u16(),
+            headers: pairs(own.headers()),
+            ..RecordedMessage::default()
+        },
+        (None, None) => RecordedMessage::default(),
+    };
+    RecordedExchange { request, reply }
+}
+
+/// A body as HAR text: JSON with its secrets redacted, else its size only.
+fn body_text(bytes: &[u8]) -> Option<String> {
+    if bytes.is_empty() {
+        return None;
+    }
+    if bytes.len() > MAX_BODY_TEXT {
+        return Some(json!({"omitted": bytes.len()}).to_string());
+    }
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(mut value) => {
+            redact(&mut value);
+            Some(value.to_string())
+        }
+        Err(_) => Some(json!({"notJson": bytes.len()}).to_string()),
+    }
+}
+
+fn entry(x: &Exchange<'_>) -> Value {
+    let parts = x.parts;
+    let (url, shown_query) = shown_url(parts);
+    let query: Vec<Value> = shown_query
+        .iter()
+        .map(|(name, value)| json!({"name": name, "value": value}))
+        .collect();
+    let mime = |h: &HeaderMap| {
+        h.get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    };
+    let mut request = Map::new();
+    request.insert("method".into(), parts.method.as_str().into());
+    request.insert("url".into(), url.into());
+    request.insert("httpVersion".into(), format!("{:?}", parts.version).into());
+    request.insert("cookies".into(), json!([]));
+    request.insert("headers".into(), headers(&parts.headers).into());
+    request.insert("queryString".into(), query.into());
+    if let Some(text) = body_text(x.request_body) {
+        request.insert(
+            "postData".into(),
+            json!({"mimeType": mime(&parts.headers), "text": text}),
+        );
+    }
+    request.insert("headersSize".into(), (-1).into());
+    request.insert("bodySize".into(), x.request_body.len().into());
+    let (status, reply_headers, reply_body): (u16, Vec<Value>, Option<String>) =
+        match (x.reply, x.proxy_reply) {
+            (Some((status, h, body)), _) => (status.as_u16(), headers(h), body_text(body)),
+            (None, Some(own)) => (own.status().as_u16(), headers(own.headers()), None),
+            (None, None) => (0, Vec::new(), None),
+        };
+    let size = x.reply.map_or(0, |(_, _, b)| b.len());
+    let mut content = json!({"size": size, "mimeType": "application/json"});
+    if let Some(text) = reply_body {
+        content["text"] = text.into();
+    }
+    let ms = x.duration.as_secs_f64() * 1000.0;
+    json!({
+        "startedDateTime": chrono::DateTime::<chrono::Utc>::from(x.started)
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "time": ms,
+        "request": request,
+        "response": {
+            "status": status,
+            "statusText": StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or(""),
+            "httpVersion": "HTTP/1.1",
+            "cookies": [],
+            "headers": reply_headers,
+            "content": content,
+            "redirectURL": "",
+            "headersSize": -1,
+            "bodySize": size,
+        },
+        "cache": {},
+        "timings": {"send": 0, "wait": ms, "receive": 0},
+        "_exchange": x.id,
+        "_operationId": x.operation,
+        "_outcome": x.outcome,
+        "_deviations": x.deviations,
+    })
+}

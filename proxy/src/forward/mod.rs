@@ -1,0 +1,510 @@
+//! One exchange: the request checked, forwarded unchanged, the reply read within its
+//! bounds and checked, the deviations reported and recorded, the reply (or, with
+//! `--strict`, an error naming the deviations) answered.
+
+use std::{
+    borrow::Cow,
+    fs::File,
+    io::Write,
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Instant, SystemTime},
+};
+
+use axum::{
+    body::{Body, Bytes},
+    http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode, header, request::Parts},
+};
+use licensing_sim::host::{AdminChecks, Console, Handler};
+use serde_json::{Value, json};
+
+mod admin;
+pub(crate) mod har;
+pub(crate) mod upstream;
+
+use crate::{
+    check::{self, contract::Contract, fast::Code, schema::Finding},
+    conformance::{Deviation, DeviationLog, Direction},
+};
+use har::{Exchange, Outcome, Recording};
+use upstream::{Failed, Upstream};
+
+/// The header carrying how many deviations an exchange showed (request and reply).
+pub const DEVIATIONS_HEADER: &str = "x-licensing-deviations";
+/// The header carrying the exchange's id (as in the report and the recording).
+pub const EXCHANGE_HEADER: &str = "x-licensing-exchange";
+
+/// What every exchange shares.
+pub(crate) struct Shared {
+    pub contract: Contract,
+    pub upstream: Upstream,
+    pub report: Option<Mutex<File>>,
+    pub strict: bool,
+    pub admin: AdminChecks,
+    pub recorder: Recording,
+    pub ids: Ids,
+    /// The deviating exchanges the console's Conformance page shows.
+    pub deviations: Arc<DeviationLog>,
+    /// The console (its Conformance page) at `/__sandbox/`.
+    pub pages: Console,
+}
+
+/// Exchange ids: a random prefix per process, so ids from two runs never collide in one
+/// report, and a counter.
+pub(crate) struct Ids {
+    prefix: String,
+    next: AtomicU64,
+}
+
+impl Ids {
+    pub fn new() -> Self {
+        let mut bytes = [0u8; 4];
+        getrandom::fill(&mut bytes).expect("the operating system's random source is available");
+        Self {
+            prefix: bytes.iter().map(|b| format!("{b:02x}")).collect(),
+            next: AtomicU64::new(1),
+        }
+    }
+
+    /// `prefix-000042`, the counter zero-padded to six digits at least. Written by hand
+    /// (`format!` cost a thousand instructions an exchange) and at its exact length, which
+    /// the header value takes as it is, with no further allocation.
+    fn next(&self) -> String {
+        let mut n = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut digits = [b'0'; 20];
+        let mut start = digits.len();
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let start = start.min(digits.len() - 6);
+        let mut id = String::with_capacity(self.prefix.len() + 1 + digits.len() - start);
+        id.push_str(&self.prefix);
+        id.push('-');
+        id.extend(digits[start..].iter().map(|&d| char::from(d)));
+        id
+    }
+}
+
+/// The proxy as the server serves it.
+#[derive(Clone)]
+pub(crate) struct App(pub Arc<Shared>);
+
+impl Handler for App {
+    async fn handle(&self, parts: Parts, body: Result<Bytes, String>) -> Response<Body> {
+        let path = parts.uri.path();
+        if path.starts_with(admin::PREFIX) {
+            return admin::handle(&self.0, parts, body);
+        }
+        if is_console(path) {
+            return self.0.pages.handle(parts, body).await;
+        }
+        exchange(&self.0, parts, body).await
+    }
+
+    fn refuse(&self, parts: &Parts) -> Option<Response<Body>> {
+        let path = parts.uri.path();
+        if path.starts_with(admin::PREFIX) {
+            self.0.admin.refusal(parts)
+        } else if is_console(path) {
+            self.0.pages.refuse(parts)
+        } else {
+            None
+        }
+    }
+}
+
+/// Whether a path is the console's, which the proxy answers itself: `/__sandbox` and
+/// what is below it, but for the admin API (`/__sandbox/v1/…`), which is the upstream's
+/// (forwarded) but for the recording's routes.
+fn is_console(path: &str) -> bool {
+    match path.strip_prefix("/__sandbox") {
+        Some("") => true,
+        Some(rest) => rest.starts_with('/') && rest != "/v1" && !rest.starts_with("/v1/"),
+        None => false,
+    }
+}
+
+/// Headers that belong to one connection, not to the message (RFC 9110 §7.6.1), and the
+/// ones the HTTP client sets itself.
+fn hop_by_hop(name: &HeaderName) -> bool {
+    matches!(
+        name.as_str(),
+        "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "proxy-authenticate"
+            | "proxy-authorization"
+            | "te"
+            | "trailer"
+            | "transfer-encoding"
+            | "upgrade"
+            | "host"
+            | "content-length"
+    )
+}
+
+/// A reply the proxy makes itself: `{"message", "exchange"}` and more.
+fn own_reply(status: StatusCode, body: Value) -> Response<Body> {
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The request's headers as forwarded: without the hop-by-hop ones, with room for the
+/// `Host` and `Content-Length` the upstream client sets.
+fn forwarded(headers: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::with_capacity(headers.len() + 2);
+    for (name, value) in headers {
+        if !hop_by_hop(name) {
+            out.append(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
+fn rfc3339(time: SystemTime) -> String {
+    chrono::DateTime::<chrono::Utc>::from(time).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn deviations(
+    found: Vec<Finding>,
+    direction: Direction,
+    operation: Option<&str>,
+    exchange: &str,
+    time: &str,
+) -> impl Iterator<Item = Deviation> {
+    found.into_iter().map(move |f| Deviation {
+        operation_id: operation.map(str::to_string),
+        direction,
+        pointer: f.pointer,
+        rule: f.rule.to_string(),
+        expected: f.expected,
+        actual: f.actual,
+        exchange: exchange.to_string(),
+        time: time.to_string(),
+    })
+}
+
+/// The query's pairs, decoded (borrowed where nothing was encoded).
+fn query_pairs(parts: &Parts) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
+    parts.uri.query().map(parse_query).unwrap_or_default()
+}
+
+/// A query's pairs as `form_urlencoded` reads them. Without a `%` or `+` nothing is
+/// encoded: split as it splits (empty pieces skipped, a key without `=` given an empty
+/// value) and borrowed, in one pass and without its decoding of every piece.
+fn parse_query(query: &str) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
+    let mut pairs = Vec::new();
+    // A piece, split at its first `=`; an empty one is skipped.
+    let mut piece = |start: usize, eq: Option<usize>, end: usize| {
+        if end > start {
+            let (key, value) = match eq {
+                Some(eq) => (&query[start..eq], &query[eq + 1..end]),
+                None => (&query[start..end], ""),
+            };
+            pairs.push((Cow::Borrowed(key), Cow::Borrowed(value)));
+        }
+    };
+    // Where the current piece starts, and its first `=`.
+    let (mut start, mut eq) = (0, None);
+    for (at, byte) in query.bytes().enumerate() {
+        match byte {
+            b'%' | b'+' => return form_urlencoded::parse(query.as_bytes()).collect(),
+            b'=' => eq = eq.or(Some(at)),
+            b'&' => {
+                piece(start, eq, at);
+                (start, eq) = (at + 1, None);
+            }
+            _ => {}
+        }
+    }
+    piece(start, eq, query.len());
+    pairs
+}
+
+async fn exchange(shared: &Shared, parts: Parts, body: Result<Bytes, String>) -> Response<Body> {
+    let started = Instant::now();
+    let started_at = SystemTime::now();
+    let id = shared.ids.next();
+    let body = match body {
+        Ok(body) => body,
+        Err(cause) => {
+            let mut response = own_reply(
+                StatusCode::SERVICE_UNAVAILABLE,
+                json!({"message": format!("the request's body was not read: {cause}"), "exchange": id}),
+            );
+            stamp(&mut response, 0, id);
+            return response;
+        }
+    };
+    let path = parts.uri.path();
+    // The upstream's own admin API is not the platform's: forwarded, not checked.
+    let checked = !path.starts_with(licensing_sim::ADMIN_PREFIX);
+    let matched = shared.contract.find(parts.method.as_str(), path);
+    let operation = matched.as_ref().map(|m| m.contract.op.id);
+    let request_found = match (&matched, checked) {
+        (_, false) => Vec::new(),
+        (Some(m), true) => {
+            let query = query_pairs(&parts);
+            check::request(&shared.contract, m, &query, &parts.headers, &body)
+        }
+        (None, true) => vec![check::unknown_operation(parts.method.as_str(), path)],
+    };
+    // A request sent without a body (a GET) goes on without one, not with an empty one.
+    let sent_body = (!body.is_empty() || parts.headers.contains_key(header::CONTENT_LENGTH))
+        .then(|| body.clone());
+    let sent = shared
+        .upstream
+        .send(
+            &parts.method,
+            parts.uri.path_and_query(),
+            forwarded(&parts.headers),
+            sent_body,
+        )
+        .await;
+    let (reply_found, outcome, reply) = match sent {
+        Err(Failed(status, message)) => {
+            tracing::warn!(exchange = %id, operation, %message, "proxy error");
+            let response = own_reply(status, json!({"message": message, "exchange": id}));
+            (Vec::new(), Outcome::ProxyError, Err(response))
+        }
+        Ok((status, headers, reply_body)) => {
+            // The common case first: a documented reply that departs from nothing, read
+            // without building its tree. Otherwise parsed once, for the checks and the
+            // outcome.
+            let clean = match (&matched, checked) {
+                (Some(m), true) => {
+                    check::reply_clean(&shared.contract, m.contract, status.as_u16(), &reply_body)
+                }
+                _ => None,
+            };
+            let (reply_found, business_error) = match clean {
+                Some(code) => (Vec::new(), matches!(code, Code::Text(_))),
+                None => {
+                    let parsed: Option<Value> = serde_json::from_slice(&reply_body).ok();
+                    let found = match (&matched, checked) {
+                        (Some(m), true) => check::reply(
+                            &shared.contract,
+                            m.contract,
+                            status.as_u16(),
+                            &reply_body,
+                            parsed.as_ref(),
+                        ),
+                        _ => Vec::new(),
+                    };
+                    let text = parsed
+                        .as_ref()
+                        .and_then(|v| v.get("code"))
+                        .is_some_and(Value::is_string);
+                    (found, text)
+                }
+            };
+            let outcome = if !reply_found.is_empty() || !request_found.is_empty() {
+                Outcome::Deviation
+            } else if business_error {
+                Outcome::BusinessError
+            } else {
+                Outcome::Ok
+            };
+            (reply_found, outcome, Ok((status, headers, reply_body)))
+        }
+    };
+    let strict = shared.strict && !reply_found.is_empty();
+    let mut found: Vec<Deviation> = Vec::new();
+    if !request_found.is_empty() || !reply_found.is_empty() {
+        let time = rfc3339(started_at);
+        found.extend(deviations(
+            request_found,
+            Direction::Request,
+            operation,
+            &id,
+            &time,
+        ));
+        found.extend(deviations(
+            reply_found,
+            Direction::Reply,
+            operation,
+            &id,
+            &time,
+        ));
+    }
+    report(shared, &found);
+    tracing::debug!(exchange = %id, operation, deviations = found.len(), ?outcome, "exchange");
+    let exchange = Exchange {
+        id: &id,
+        operation,
+        started: started_at,
+        duration: started.elapsed(),
+        parts: &parts,
+        request_body: &body,
+        reply: reply.as_ref().ok().map(|(s, h, b)| (*s, h, b)),
+        proxy_reply: reply.as_ref().err(),
+        deviations: &found,
+        outcome,
+    };
+    if !found.is_empty() {
+        shared
+            .deviations
+            .push(&id, har::recorded(&exchange), found.clone());
+    }
+    shared.recorder.record(exchange);
+    // Built once the recording no longer borrows the reply: the upstream's moves in.
+    let mut response = match reply {
+        Err(own) => own,
+        Ok(_) if strict => strict_reply(&id, &found),
+        Ok((status, headers, reply_body)) => {
+            let mut response = Response::new(Body::from(reply_body));
+            *response.status_mut() = status;
+            *response.headers_mut() = headers;
+            response
+        }
+    };
+    stamp(&mut response, found.len(), id);
+    response
+}
+
+/// The error `--strict` answers instead of a departing reply.
+fn strict_reply(id: &str, found: &[Deviation]) -> Response<Body> {
+    let reply: Vec<&Deviation> = found
+        .iter()
+        .filter(|d| d.direction == Direction::Reply)
+        .collect();
+    let listed: Vec<String> = reply
+        .iter()
+        .take(5)
+        .map(|d| {
+            format!(
+                "{} {} (expected {}, got {})",
+                d.pointer, d.rule, d.expected, d.actual
+            )
+        })
+        .collect();
+    let more = reply.len().saturating_sub(5);
+    let message = format!(
+        "the upstream's reply to {} departs from the documents in {} place(s): {}{}",
+        reply
+            .first()
+            .and_then(|d| d.operation_id.as_deref())
+            .unwrap_or("?"),
+        reply.len(),
+        listed.join("; "),
+        if more > 0 {
+            format!("; and {more} more")
+        } else {
+            String::new()
+        }
+    );
+    own_reply(
+        StatusCode::BAD_GATEWAY,
+        json!({"message": message, "exchange": id, "deviations": reply}),
+    )
+}
+
+/// The stamp's header names, built once: inserting by `&str` copies a custom name anew.
+static DEVIATIONS: HeaderName = HeaderName::from_static(DEVIATIONS_HEADER);
+static EXCHANGE: HeaderName = HeaderName::from_static(EXCHANGE_HEADER);
+
+fn stamp(response: &mut Response<Body>, deviations: usize, id: String) {
+    let headers = response.headers_mut();
+    // The upstream's reply may have no room left: grown once for both.
+    headers.reserve(2);
+    let count = match deviations {
+        // Nearly every exchange: nothing to allocate.
+        0 => HeaderValue::from_static("0"),
+        n => HeaderValue::from(n),
+    };
+    headers.insert(&DEVIATIONS, count);
+    // The id's buffer, taken as it is (its exact length, so not copied).
+    if let Ok(id) = HeaderValue::from_maybe_shared(Bytes::from(id)) {
+        headers.insert(&EXCHANGE, id);
+    }
+}
+
+/// Appends the exchange's deviations to the report, one JSON line each, in one write.
+fn report(shared: &Shared, found: &[Deviation]) {
+    let Some(file) = &shared.report else {
+        return;
+    };
+    if found.is_empty() {
+        return;
+    }
+    let mut lines = Vec::new();
+    for deviation in found {
+        serde_json::to_writer(&mut lines, deviation).expect("a deviation serialises");
+        lines.push(b'\n');
+    }
+    let mut file = file.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Err(e) = file.write_all(&lines) {
+        tracing::error!(error = %e, "the report cannot be written");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path reads a query as `form_urlencoded` does; one with anything to decode
+    /// is left to it.
+    #[test]
+    fn query_pairs_as_form_urlencoded() {
+        let queries = [
+            "",
+            "a",
+            "a=",
+            "=",
+            "=1",
+            "&&a=1&",
+            "a=1&b=2",
+            "a=1=2&b",
+            "a=1&a=2&&&b=",
+            "channelCode=CH01&channelCustomerId=CC-42&defaultCustomer=N&g_nonce=7",
+            "a=%20b",
+            "a=b+c",
+            "%61=1&b",
+            "a=%zz&b=%",
+            "a+b=c%2Bd",
+            "n=%E4%B8%AD&m=%FF",
+            "é=ü&x",
+        ];
+        let same = |query: &str| {
+            let expected: Vec<(Cow<'_, str>, Cow<'_, str>)> =
+                form_urlencoded::parse(query.as_bytes()).collect();
+            assert_eq!(parse_query(query), expected, "{query:?}");
+        };
+        queries.into_iter().for_each(same);
+        // And every query of up to five of `a`, `=`, `&`, `%`, `+`.
+        let mut queries = vec![String::new()];
+        for _ in 0..5 {
+            queries = queries
+                .iter()
+                .flat_map(|q| ['a', '=', '&', '%', '+'].map(|c| format!("{q}{c}")))
+                .collect();
+            queries.iter().map(String::as_str).for_each(same);
+        }
+    }
+
+    #[test]
+    fn ids_as_formatted() {
+        for n in [1, 42, 999_999, 1_000_000, 1_234_567, u64::MAX] {
+            let ids = Ids {
+                prefix: "0a1b2c3d".into(),
+                next: AtomicU64::new(n),
+            };
+            let id = ids.next();
+            assert_eq!(id, format!("0a1b2c3d-{n:06}"));
+            assert_eq!(id.capacity(), id.len(), "{id}");
+            assert_eq!(ids.next(), format!("0a1b2c3d-{:06}", n.wrapping_add(1)));
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! `licensing-proxy`: the conformance proxy in front of a deployment of the licensing
+//! platform (or a simulator), and the tools that read its recordings.
+//!
+//! Without a subcommand it serves the proxy: prints exactly one line on stdout,
+//! `listening on http://HOST:PORT` (`https://` with `--tls-cert` and `--tls-key`), once it
+//! accepts connections; logs go to stderr (`RUST_LOG`, default `warn`). Stops cleanly on
+//! Ctrl-C or SIGTERM, writing the recording of `--record`.
+
+use std::{future::Future, net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
+
+use clap::{Parser, Subcommand, ValueEnum};
+use licensing_proxy::{Proxy, conformance, tools};
+use licensing_sim::{self as sim, TlsConfig};
+use tracing_subscriber::EnvFilter;
+
+// The simulator's allocator: checking a large batch parses and frees many small values.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// A conformance proxy for the licensing platform: forwards every request to a deployment
+/// (or a simulator) and checks request and reply against the documents.
+#[derive(Debug, Parser)]
+#[command(
+    name = "licensing-proxy",
+    version,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+struct Args {
+    /// A tool that reads a recording instead of serving the proxy.
+    #[command(subcommand)]
+    command: Option<Command>,
+
+    #[command(flatten)]
+    proxy: ProxyArgs,
+}
+
+/// A subcommand.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Per operation: calls, deviations by rule, and the first exact request and reply
+    /// behind each rule, read from a recording (HAR).
+    Report {
+        /// The recording (HAR 1.2, from the proxy).
+        file: PathBuf,
+        /// `text` for people, `json` for machines.
+        #[arg(long, value_enum, default_value = "text")]
+        output: Output,
+    },
+    /// Sandbox seeds made from what a recording observed.
+    #[command(subcommand)]
+    Seed(SeedCommand),
+    /// Re-send a recording's requests in order and report every reply that differs in
+    /// HTTP status, business code or shape; exits 1 when one does.
+    Replay {
+        /// The recording (HAR 1.2, from the proxy).
+        file: PathBuf,
+        /// The base URL to send to (a simulator, a new platform version).
+        #[arg(long, value_name = "URL")]
+        against: String,
+        /// Order service token sent as `Authorization: Bearer …`.
+        #[arg(long, env = "LICENSING_APP_TOKEN", default_value = sim::DEFAULT_APP_TOKEN, hide_env_values = true)]
+        app_token: String,
+        /// Member center client token (`Authorization: Bearer …` and `clientToken`).
+        #[arg(long, env = "LICENSING_CLIENT_TOKEN", default_value = sim::DEFAULT_CLIENT_TOKEN, hide_env_values = true)]
+        client_token: String,
+        /// Member center user token (`userToken`).
+        #[arg(long, env = "LICENSING_USER_TOKEN", default_value = sim::DEFAULT_USER_TOKEN, hide_env_values = true)]
+        user_token: String,
+        /// `text` for people, `json` for machines.
+        #[arg(long, value_enum, default_value = "text")]
+        output: Output,
+    },
+}
+
+/// Seed subcommands.
+#[derive(Debug, Subcommand)]
+enum SeedCommand {
+    /// Print (or write) a seed reproducing the enterprises, channel customers, assets and
+    /// employees a recording observed.
+    FromRecording {
+        /// The recording (HAR 1.2, from the proxy).
+        file: PathBuf,
+        /// Write the seed here instead of printing it.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+}
+
+/// How a tool prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Output {
+    /// For people.
+    Text,
+    /// One JSON document, for machines.
+    Json,
+}
+
+/// Serving the proxy. The variables keep the names they had when the proxy was
+/// `licensing-sim proxy` (`LICENSING_SIM_PROXY_*`): `LICENSING_PROXY` is the SDK's, the
+/// HTTP proxy it goes through.
+#[derive(Debug, clap::Args)]
+struct ProxyArgs {
+    /// The deployment to forward to: scheme, host, port and an optional path prefix.
+    #[arg(
+        long,
+        env = "LICENSING_SIM_PROXY_UPSTREAM",
+        value_name = "URL",
+        required = true
+    )]
+    upstream: Option<String>,
+
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(
+        long,
+        env = "LICENSING_SIM_PROXY_ADDR",
+        default_value = "127.0.0.1:8081"
+    )]
+    addr: SocketAddr,
+
+    /// Append one JSON line per deviation to this file.
+    #[arg(long, env = "LICENSING_SIM_PROXY_REPORT", value_name = "FILE")]
+    report: Option<PathBuf>,
+
+    /// Answer 502 naming the deviations instead of an upstream reply that departs from
+    /// the documents.
+    #[arg(long, env = "LICENSING_SIM_PROXY_STRICT")]
+    strict: bool,
+
+    /// PEM file of CA certificates to trust for an HTTPS upstream, besides the system's
+    /// (as the SDK's LICENSING_CA_FILE).
+    #[arg(long, env = "LICENSING_CA_FILE", value_name = "FILE")]
+    ca_file: Option<PathBuf>,
+
+    /// Seconds allowed to connect to the upstream.
+    #[arg(long, env = "LICENSING_SIM_PROXY_CONNECT_TIMEOUT_SECS", default_value_t = licensing_sdk::DEFAULT_CONNECT_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    connect_timeout_secs: u64,
+
+    /// Seconds allowed for the upstream's whole reply (then 504).
+    #[arg(long, env = "LICENSING_SIM_PROXY_TIMEOUT_SECS", default_value_t = licensing_sdk::DEFAULT_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    timeout_secs: u64,
+
+    /// Largest upstream reply body read, in bytes (a larger one: 502).
+    #[arg(long, env = "LICENSING_MAX_REPLY_BYTES", value_name = "BYTES", default_value_t = licensing_sdk::DEFAULT_MAX_REPLY_BYTES)]
+    max_reply_bytes: u64,
+
+    /// Record from the start and write the recording (HAR 1.2) to this file on exit.
+    #[arg(long, env = "LICENSING_SIM_PROXY_RECORD", value_name = "FILE")]
+    record: Option<PathBuf>,
+
+    /// Most entries a recording keeps (further exchanges are counted as dropped).
+    #[arg(long, env = "LICENSING_SIM_PROXY_RECORD_MAX_ENTRIES", default_value_t = licensing_proxy::DEFAULT_RECORD_MAX_ENTRIES)]
+    record_max_entries: usize,
+
+    /// Most deviating exchanges the console's Conformance page (/__sandbox/) keeps, the
+    /// oldest going first (and at most 64 MiB of their text).
+    #[arg(long, env = "LICENSING_SIM_PROXY_CONSOLE_MAX_EXCHANGES", default_value_t = conformance::DEFAULT_DEVIATION_LOG_CAPACITY)]
+    console_max_exchanges: usize,
+
+    /// Serve HTTPS to clients with this PEM certificate chain; needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+
+    /// Token the recording routes (/__sandbox/v1/recording) and the console (/__sandbox/)
+    /// require.
+    #[arg(long, env = "LICENSING_SIM_PROXY_ADMIN_TOKEN", hide_env_values = true)]
+    admin_token: Option<String>,
+
+    /// Seconds a client has to send a request's headers.
+    #[arg(long, default_value_t = sim::DEFAULT_HEADER_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    header_timeout_secs: u64,
+
+    /// Seconds a request's body may take to arrive after its headers.
+    #[arg(long, default_value_t = sim::DEFAULT_BODY_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    body_timeout_secs: u64,
+
+    /// Seconds a client connection may stay idle.
+    #[arg(long, default_value_t = sim::DEFAULT_IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    idle_timeout_secs: u64,
+
+    /// Client connections open at once.
+    #[arg(long, default_value_t = sim::DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
+
+    /// MiB of request bodies held at once, across client connections.
+    #[arg(long, default_value_t = sim::DEFAULT_BODY_BUDGET / (1024 * 1024))]
+    body_budget_mib: usize,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match args.command {
+        Some(command) => run(command).await,
+        None => run_proxy(args.proxy, stopped()).await,
+    }
+}
+
+/// Runs a tool.
+async fn run(command: Command) -> ExitCode {
+    match command {
+        Command::Report { file, output } => finish(tools::report(&file).map(|r| match output {
+            Output::Text => r.to_text(),
+            Output::Json => pretty(&r),
+        })),
+        Command::Seed(SeedCommand::FromRecording { file, output }) => {
+            let seed = tools::seed_from_recording(&file).map(|s| pretty(&s));
+            match (seed, output) {
+                (Ok(text), Some(path)) => finish(
+                    std::fs::write(&path, text)
+                        .map(|()| String::new())
+                        .map_err(|e| format!("{}: {e}", path.display())),
+                ),
+                (seed, _) => finish(seed),
+            }
+        }
+        Command::Replay {
+            file,
+            against,
+            app_token,
+            client_token,
+            user_token,
+            output,
+        } => {
+            let tokens = tools::Tokens {
+                app: app_token,
+                client: client_token,
+                user: user_token,
+            };
+            match tools::replay(&file, &against, &tokens).await {
+                Ok(result) => {
+                    let text = match output {
+                        Output::Text => result.to_text(),
+                        Output::Json => pretty(&result),
+                    };
+                    print!("{text}");
+                    if result.differences.is_empty() {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::from(1)
+                    }
+                }
+                Err(e) => {
+                    eprintln!("licensing-proxy: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+    }
+}
+
+fn pretty(value: &impl serde::Serialize) -> String {
+    let mut text = serde_json::to_string_pretty(value).expect("serialises");
+    text.push('\n');
+    text
+}
+
+fn finish(result: Result<String, String>) -> ExitCode {
+    match result {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("licensing-proxy: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run_proxy(args: ProxyArgs, stopped: impl Future<Output = ()>) -> ExitCode {
+    // Required by clap unless a subcommand is given.
+    let Some(upstream) = &args.upstream else {
+        eprintln!("licensing-proxy: --upstream URL is required");
+        return ExitCode::from(2);
+    };
+    let mut builder = Proxy::builder(upstream)
+        .addr(args.addr)
+        .strict(args.strict)
+        .connect_timeout(Duration::from_secs(args.connect_timeout_secs))
+        .timeout(Duration::from_secs(args.timeout_secs))
+        .max_reply_bytes(args.max_reply_bytes)
+        .record_max_entries(args.record_max_entries)
+        .console_max_exchanges(args.console_max_exchanges)
+        .client_timeouts(
+            Duration::from_secs(args.header_timeout_secs),
+            Duration::from_secs(args.body_timeout_secs),
+            Duration::from_secs(args.idle_timeout_secs),
+        )
+        .max_connections(args.max_connections.max(1))
+        .body_budget(args.body_budget_mib.max(1).saturating_mul(1024 * 1024));
+    if let Some(path) = &args.report {
+        builder = builder.report(path);
+    }
+    if let Some(path) = &args.ca_file {
+        builder = builder.ca_file(path);
+    }
+    if let Some(path) = &args.record {
+        builder = builder.record(path);
+    }
+    if let Some(token) = &args.admin_token {
+        builder = builder.admin_token(token);
+    }
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        match TlsConfig::from_files(cert, key) {
+            Ok(tls) => builder = builder.tls(tls),
+            Err(e) => {
+                eprintln!("licensing-proxy: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let running = match builder.start().await {
+        Ok(running) => running,
+        Err(e) => {
+            eprintln!("licensing-proxy: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // The one line on stdout: scripts wait for it and read the port from it.
+    println!("listening on {}", running.url());
+    stopped.await;
+    tracing::info!("shutting down");
+    match running.shutdown().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("licensing-proxy: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Ctrl-C, or SIGTERM where there is one.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
