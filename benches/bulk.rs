@@ -183,27 +183,8 @@ async fn self_check() {
         .expect("asset numbers");
     let path =
         std::env::temp_dir().join(format!("licensing-bulk-bench-{}.jsonl", std::process::id()));
-    let mut text = String::new();
-    for number in &numbers {
-        let order = serde_json::json!({
-            "orderType": "new_buy", "sequence": 1, "customerId": "C100002",
-            "enterpriseGlobalId": "EG-000001", "licenseType": "normal_recover_usbkey",
-            "crmCustomerId": "CRM-ACME", "customerName": "Acme Robotics",
-            "channelCustomerId": "CC-ACME", "customerType": "company", "adminName": "Ada",
-            "adminAccount": "ada", "adminEmail": "ada@example.com",
-            "adminCellNumber": "13800000000", "passwordMobile": "13800000000",
-            "address": "1 Main Street", "branchCode": "BR01", "branchName": "North",
-            "assets": [{"assetNos": [number.to_string()], "products": [{
-                "crmProductId": "P-CAD", "parentCrmProductId": "A-1", "productUri": "cad",
-                "productName": "CAD Suite", "productType": "software", "limitConcurrent": 5,
-                "limitTimeDuration": 0, "trial": 0, "trialEndDate": 0, "timeUnit": "year",
-                "timeUnitQuantity": 1, "timeDurationExpression": "1-0-0", "productFeatures": []
-            }]}]
-        });
-        text.push_str(&order.to_string());
-        text.push('\n');
-    }
-    std::fs::write(&path, text).expect("the orders file");
+    let numbers: Vec<String> = numbers.iter().map(ToString::to_string).collect();
+    licensing_test_support::orders::write(&path, &numbers).expect("the orders file");
     let settings = Settings {
         batch_size: 10,
         concurrency: 3,

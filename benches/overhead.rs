@@ -151,8 +151,7 @@ fn summary(mut samples: Vec<Duration>) -> (f64, f64) {
     (at(0.5), at(0.99))
 }
 
-#[path = "../tests/support/pki.rs"]
-mod pki;
+use licensing_test_support::pki;
 
 /// The fixed-reply server both sides call.
 fn app() -> Router {

@@ -8,13 +8,10 @@
 
 mod common;
 
-use std::{
-    io::{Read as _, Write as _},
-    net::TcpListener,
-    sync::Arc,
-};
+use std::sync::Arc;
 
 use common::{Counting, Heap, Mode};
+use licensing_test_support::raw::RawServer;
 use serde_json::json;
 
 #[global_allocator]
@@ -47,34 +44,6 @@ fn reply(values: usize) -> Vec<u8> {
     body
 }
 
-fn serve(body: Arc<Vec<u8>>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let body = body.clone();
-            std::thread::spawn(move || {
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    match stream.read(&mut byte) {
-                        Ok(1) => head.push(byte[0]),
-                        _ => return,
-                    }
-                }
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-                    body.len()
-                );
-                let _ = stream.write_all(&body);
-            });
-        }
-    });
-    url
-}
-
 fn main() {
     let mode = Mode::from_args();
     let values = match mode {
@@ -83,7 +52,7 @@ fn main() {
     };
     let body = Arc::new(reply(values));
     let bytes = body.len();
-    let url = serve(body);
+    let url = RawServer::json(body).url;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -106,22 +106,9 @@ fn fail(file: &str, message: &str) -> ! {
     std::process::exit(1);
 }
 
-/// `channelCustomerId` → `channel-customer-id`.
+/// `channelCustomerId` → `channel-customer-id` (heck, as codegen names the same names).
 fn kebab(name: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('-');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else if c == '_' {
-            out.push('-');
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    heck::ToKebabCase::to_kebab_case(name)
 }
 
 /// What a flag takes, as the spec types it.

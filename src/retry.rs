@@ -146,17 +146,11 @@ impl RetryPolicy {
                 .initial_delay
                 .saturating_mul(1u32 << (attempt - 1).min(20))
                 .min(b.max_delay)
-                .mul_f64(unit_random()),
+                // Full jitter, uniform in [0, 1]: it needs no cryptographic strength.
+                .mul_f64(fastrand::f64_inclusive()),
         };
         (elapsed + delay <= b.max_elapsed).then_some(delay)
     }
-}
-
-/// Uniform in [0, 1]; jitter needs no cryptographic strength, but the OS source is at hand.
-fn unit_random() -> f64 {
-    let mut bytes = [0u8; 8];
-    getrandom::fill(&mut bytes).expect("the operating system's random source is available");
-    (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64
 }
 
 #[cfg(test)]

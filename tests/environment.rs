@@ -6,19 +6,13 @@
 //! The parent serves the simulator over HTTPS with a CA made at run time, and a
 //! tunnelling proxy, and checks what each child did.
 
-#[path = "support/partner.rs"]
-mod partner;
-#[path = "support/pki.rs"]
-mod pki;
-#[path = "support/proxy.rs"]
-mod proxy;
-
 use std::{path::PathBuf, process::Command, time::Duration};
 
 use licensing_sdk::{Error, order};
 use licensing_sim::{
     DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN, Simulator, TlsConfig,
 };
+use licensing_test_support::{partner, pki, proxy};
 
 /// Variables a child must not inherit: its scenario sets what it needs.
 const INHERITED: &[&str] = &[

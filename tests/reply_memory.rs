@@ -3,17 +3,13 @@
 //! numbers, served over loopback, measured by a counting allocator. Its own binary: the
 //! allocator counts the whole process, so nothing else may run beside it.
 
-#[path = "../benches/common/mod.rs"]
-mod common;
+use std::sync::Arc;
 
-use std::{
-    io::{Read as _, Write as _},
-    net::TcpListener,
-    sync::Arc,
-};
-
-use common::{Counting, Heap};
 use licensing_sdk::{Error, MAX_OPAQUE_VALUES, RetryPolicy, order};
+use licensing_test_support::{
+    heap::{Counting, Heap},
+    raw::RawServer,
+};
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -49,35 +45,6 @@ fn reply(numbers: usize) -> Vec<u8> {
     body
 }
 
-/// Serves `body` to every request, with its length declared.
-fn serve(body: Arc<Vec<u8>>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let body = body.clone();
-            std::thread::spawn(move || {
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    match stream.read(&mut byte) {
-                        Ok(1) => head.push(byte[0]),
-                        _ => return,
-                    }
-                }
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-                    body.len()
-                );
-                let _ = stream.write_all(&body);
-            });
-        }
-    });
-    url
-}
-
 /// One call's result and the client's peak heap growth during it.
 async fn call(url: &str) -> (Result<Vec<order::types::VirtualAsset>, Error>, usize) {
     let client = order::Client::builder(url)
@@ -98,7 +65,7 @@ async fn peak_memory_is_bounded_by_the_reply_whatever_its_json() {
     // 16 MiB of `1,`: 8 million values, 256 MiB and more as `serde_json::Value`s.
     let body = Arc::new(reply(8 * 1024 * 1024));
     let bytes = body.len();
-    let url = serve(body);
+    let url = RawServer::json(body).url;
     let (result, peak) = call(&url).await;
     eprintln!(
         "refused: reply {bytes} bytes, peak heap {peak} bytes ({:.2}x)",
@@ -122,7 +89,7 @@ async fn peak_memory_is_bounded_by_the_reply_whatever_its_json() {
     // Within the bound, the values are all there, and cost what the bound allows.
     let body = Arc::new(reply(MAX_OPAQUE_VALUES / 2));
     let bytes = body.len();
-    let url = serve(body);
+    let url = RawServer::json(body).url;
     let (result, peak) = call(&url).await;
     eprintln!(
         "decoded: reply {bytes} bytes, peak heap {peak} bytes ({:.2}x)",

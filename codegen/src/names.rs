@@ -1,32 +1,14 @@
 //! Rust names for the spec's names, as progenitor and typify derive them.
 
-/// `camelCase`/`snake_case` → `PascalCase`, as progenitor names builders and types.
+/// `camelCase`/`snake_case` → `PascalCase`, as progenitor names builders and types: with
+/// heck, which progenitor and typify name with.
 pub fn pascal(s: &str) -> String {
-    let mut out = String::new();
-    let mut upper = true;
-    for c in s.chars() {
-        if c == '_' || c == '-' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    heck::ToUpperCamelCase::to_upper_camel_case(s)
 }
 
-/// `camelCase` → `snake_case`, as typify names fields.
+/// `camelCase` → `snake_case`, as typify names fields (with heck, as typify does).
 pub fn snake(s: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if c.is_uppercase() && i > 0 {
-            out.push('_');
-        }
-        out.extend(c.to_lowercase());
-    }
-    out
+    heck::ToSnakeCase::to_snake_case(s)
 }
 
 /// `camelCase` → `SCREAMING_SNAKE_CASE`, for the operation table's statics.

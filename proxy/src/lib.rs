@@ -32,7 +32,7 @@ pub mod tools;
 
 use std::{
     fs::File,
-    io,
+    io::{self, Write as _},
     net::SocketAddr,
     path::{Path, PathBuf},
     sync::{Arc, Mutex},
@@ -47,6 +47,7 @@ use licensing_sim::{
 pub use conformance::{Deviation, Direction};
 pub use forward::{
     DEVIATIONS_HEADER, EXCHANGE_HEADER,
+    budget::DEFAULT_CHECK_BUDGET,
     har::{DEFAULT_RECORD_MAX_ENTRIES, Recording},
 };
 
@@ -62,6 +63,7 @@ pub struct ProxyBuilder {
     connect_timeout: Duration,
     timeout: Duration,
     max_reply_bytes: u64,
+    check_budget: usize,
     report: Option<PathBuf>,
     strict: bool,
     admin_token: Option<String>,
@@ -80,6 +82,7 @@ impl std::fmt::Debug for ProxyBuilder {
             .field("connect_timeout", &self.connect_timeout)
             .field("timeout", &self.timeout)
             .field("max_reply_bytes", &self.max_reply_bytes)
+            .field("check_budget", &self.check_budget)
             .field("report", &self.report)
             .field("strict", &self.strict)
             .field(
@@ -130,7 +133,16 @@ impl ProxyBuilder {
         self
     }
 
-    /// Append one JSON line per deviation to this file.
+    /// Bytes of bodies (requests' and replies') checked at once, across exchanges (default
+    /// [`DEFAULT_CHECK_BUDGET`]); a body that does not fit in what the others leave is
+    /// forwarded unchecked, with one `not-checked` deviation.
+    pub fn check_budget(mut self, bytes: usize) -> Self {
+        self.check_budget = bytes;
+        self
+    }
+
+    /// Append one JSON line per deviation to this file (created readable by its owner
+    /// only).
     pub fn report(mut self, path: impl AsRef<Path>) -> Self {
         self.report = Some(path.as_ref().to_path_buf());
         self
@@ -165,20 +177,24 @@ impl ProxyBuilder {
         self
     }
 
-    /// The recording routes require `Authorization: Bearer <token>`.
+    /// The proxy's admin routes (the recording's), its console and the upstream's admin
+    /// API forwarded through it require `Authorization: Bearer <token>` (or a session of
+    /// its console). A forwarded request goes on with its headers: when the upstream has
+    /// an admin token too, give the proxy the same one.
     pub fn admin_token(mut self, token: impl Into<String>) -> Self {
         self.admin_token = Some(token.into());
         self
     }
 
-    /// Another name the recording routes answer to on a loopback address.
+    /// Another name the admin routes (the proxy's and the upstream's through it) and the
+    /// console answer to on a loopback address.
     pub fn allowed_host(mut self, host: impl Into<String>) -> Self {
         self.allowed_hosts.push(host.into());
         self
     }
 
     /// Record from the start, and write the recording (HAR) to this file when the proxy
-    /// stops.
+    /// stops (readable by its owner only).
     pub fn record(mut self, path: impl AsRef<Path>) -> Self {
         self.record = Some(path.as_ref().to_path_buf());
         self
@@ -226,13 +242,11 @@ impl ProxyBuilder {
         .map_err(invalid)?;
         let contract = check::contract::Contract::load().map_err(invalid)?;
         let report = match &self.report {
-            Some(path) => Some(Mutex::new(
-                File::options()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                    .map_err(|e| invalid(format!("--report {}: {e}", path.display())))?,
-            )),
+            Some(path) => {
+                Some(Mutex::new(private_file(path, false).map_err(|e| {
+                    invalid(format!("--report {}: {e}", path.display()))
+                })?))
+            }
             None => None,
         };
         let listening = self.host.bind().await?;
@@ -249,6 +263,7 @@ impl ProxyBuilder {
             report,
             strict: self.strict,
             admin,
+            budget: forward::budget::CheckBudget::new(self.check_budget),
             recorder,
             ids: forward::Ids::new(),
             deviations,
@@ -291,6 +306,7 @@ impl Proxy {
             connect_timeout: licensing_sdk::DEFAULT_CONNECT_TIMEOUT,
             timeout: licensing_sdk::DEFAULT_TIMEOUT,
             max_reply_bytes: licensing_sdk::DEFAULT_MAX_REPLY_BYTES,
+            check_budget: DEFAULT_CHECK_BUDGET,
             report: None,
             strict: false,
             admin_token: None,
@@ -316,6 +332,11 @@ impl Proxy {
         self.host.stats()
     }
 
+    /// Bodies forwarded unchecked so far, for want of room in the check budget.
+    pub fn not_checked(&self) -> usize {
+        self.shared.budget.refused()
+    }
+
     /// The recording: start, stop, read (as the admin routes do).
     pub fn recording(&self) -> &Recording {
         &self.shared.recorder
@@ -333,11 +354,39 @@ impl Proxy {
         self.host.shutdown().await?;
         if let Some(path) = &self.record {
             let har = self.shared.recorder.stop();
-            std::fs::write(path, serde_json::to_vec_pretty(&har)?)
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+            let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+            let mut file = private_file(path, true).map_err(named)?;
+            file.write_all(&serde_json::to_vec_pretty(&har)?)
+                .map_err(named)?;
         }
         Ok(())
     }
+}
+
+/// A file for what the proxy keeps of the traffic (its report, its recording), readable
+/// and writable by its owner only (`0600`), also a regular file that was there before (a
+/// terminal or a pipe given as the file is left as it is); appended to, or emptied first
+/// (`truncate`).
+fn private_file(path: &Path, truncate: bool) -> io::Result<File> {
+    let mut options = File::options();
+    options.create(true);
+    if truncate {
+        options.write(true).truncate(true);
+    } else {
+        options.append(true);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(0o600);
+        let file = options.open(path)?;
+        if file.metadata()?.is_file() {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    options.open(path)
 }
 
 /// The proxy's manual (its README): the command line, what it checks, the report, the

@@ -6,10 +6,21 @@
 //! accepts connections; logs go to stderr (`RUST_LOG`, default `warn`). Stops cleanly on
 //! Ctrl-C or SIGTERM, writing the recording of `--record`.
 
-use std::{future::Future, net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
+use std::{
+    future::Future,
+    io::{BufRead, IsTerminal, Read, Write},
+    net::SocketAddr,
+    path::PathBuf,
+    process::ExitCode,
+    time::Duration,
+};
 
 use clap::{Parser, Subcommand, ValueEnum};
-use licensing_proxy::{Proxy, conformance, tools};
+use licensing_proxy::{
+    Proxy,
+    conformance::{self, escape},
+    tools,
+};
 use licensing_sim::{self as sim, TlsConfig};
 use tracing_subscriber::EnvFilter;
 
@@ -50,14 +61,26 @@ enum Command {
     /// Sandbox seeds made from what a recording observed.
     #[command(subcommand)]
     Seed(SeedCommand),
-    /// Re-send a recording's requests in order and report every reply that differs in
-    /// HTTP status, business code or shape; exits 1 when one does.
+    /// Re-send a recording's reads in order and report every reply that differs in HTTP
+    /// status, business code or shape; exits 1 when one does. Recorded writes are counted,
+    /// not sent, unless --writes.
     Replay {
         /// The recording (HAR 1.2, from the proxy).
         file: PathBuf,
         /// The base URL to send to (a simulator, a new platform version).
         #[arg(long, value_name = "URL")]
         against: String,
+        /// Also repeat the recorded writes (orders, employees added, passwords reset, …).
+        /// Against anything but a simulator, it lists them and asks first (or needs --yes).
+        #[arg(long)]
+        writes: bool,
+        /// With --writes: repeat them without asking.
+        #[arg(long, requires = "writes")]
+        yes: bool,
+        /// With --writes: the target is a simulator (one with an admin token, which is
+        /// not recognised by its answer), so writes are repeated without asking.
+        #[arg(long, requires = "writes")]
+        simulator: bool,
         /// Order service token sent as `Authorization: Bearer …`.
         #[arg(long, env = "LICENSING_APP_TOKEN", default_value = sim::DEFAULT_APP_TOKEN, hide_env_values = true)]
         app_token: String,
@@ -165,10 +188,32 @@ struct ProxyArgs {
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
 
-    /// Token the recording routes (/__sandbox/v1/recording) and the console (/__sandbox/)
-    /// require.
+    /// Token the recording routes (/__sandbox/v1/recording), the console (/__sandbox/) and
+    /// the upstream's admin API through the proxy require. Needed to listen on a
+    /// non-loopback address, unless --admin-open.
     #[arg(long, env = "LICENSING_SIM_PROXY_ADMIN_TOKEN", hide_env_values = true)]
     admin_token: Option<String>,
+
+    /// Serve the admin routes (the recording, the console, the upstream's admin API
+    /// forwarded) without a token on a non-loopback address: anyone who can reach the
+    /// port can then read the recording and reset the upstream simulator.
+    #[arg(long, env = "LICENSING_SIM_PROXY_ADMIN_OPEN")]
+    admin_open: bool,
+
+    /// Another name the admin routes answer to on a loopback address (a container's
+    /// name), besides localhost, 127.0.0.1 and [::1]; repeatable, or comma-separated.
+    #[arg(
+        long = "allowed-host",
+        env = "LICENSING_SIM_PROXY_ALLOWED_HOSTS",
+        value_name = "NAME",
+        value_delimiter = ','
+    )]
+    allowed_hosts: Vec<String>,
+
+    /// MiB of bodies (requests' and replies') checked at once, across exchanges; a body
+    /// that does not fit is forwarded unchecked with a `not-checked` deviation.
+    #[arg(long, env = "LICENSING_SIM_PROXY_CHECK_BUDGET_MIB", default_value_t = licensing_proxy::DEFAULT_CHECK_BUDGET / (1024 * 1024))]
+    check_budget_mib: usize,
 
     /// Seconds a client has to send a request's headers.
     #[arg(long, default_value_t = sim::DEFAULT_HEADER_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
@@ -227,6 +272,9 @@ async fn run(command: Command) -> ExitCode {
         Command::Replay {
             file,
             against,
+            writes,
+            yes,
+            simulator,
             app_token,
             client_token,
             user_token,
@@ -237,7 +285,16 @@ async fn run(command: Command) -> ExitCode {
                 client: client_token,
                 user: user_token,
             };
-            match tools::replay(&file, &against, &tokens).await {
+            if writes
+                && !yes
+                && !simulator
+                && let Err(refused) = confirm_writes(&file, &against).await
+            {
+                eprintln!("licensing-proxy: {}", escape(&refused));
+                return ExitCode::from(2);
+            }
+            let options = tools::ReplayOptions { writes };
+            match tools::replay(&file, &against, &tokens, options).await {
                 Ok(result) => {
                     let text = match output {
                         Output::Text => result.to_text(),
@@ -251,11 +308,45 @@ async fn run(command: Command) -> ExitCode {
                     }
                 }
                 Err(e) => {
-                    eprintln!("licensing-proxy: {e}");
+                    eprintln!("licensing-proxy: {}", escape(&e));
                     ExitCode::from(2)
                 }
             }
         }
+    }
+}
+
+/// Before `replay --writes` repeats a recording's writes against what may be a live
+/// deployment: nothing to confirm when it holds none or the target is a simulator;
+/// otherwise the writes are listed and, on a terminal, confirmed (`y`). An error says why
+/// not.
+async fn confirm_writes(file: &std::path::Path, against: &str) -> Result<(), String> {
+    let writes = tools::recorded_writes(file)?;
+    if writes.is_empty() || tools::is_simulator(against).await {
+        return Ok(());
+    }
+    let total: usize = writes.iter().map(|(_, n)| n).sum();
+    let listed: Vec<String> = writes
+        .iter()
+        .map(|(name, n)| format!("{} x{n}", escape(name)))
+        .collect();
+    eprintln!(
+        "licensing-proxy: replay --writes repeats {total} recorded writes against {}, which          is not a simulator: {}",
+        escape(against),
+        listed.join(", ")
+    );
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err("not repeated: give --yes to repeat them without asking".into());
+    }
+    eprint!("Repeat them? [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    // One short line: a terminal's answer.
+    let _ = stdin.lock().take(64).read_line(&mut answer);
+    match answer.trim() {
+        "y" | "Y" | "yes" => Ok(()),
+        _ => Err("not repeated".into()),
     }
 }
 
@@ -272,7 +363,7 @@ fn finish(result: Result<String, String>) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("licensing-proxy: {e}");
+            eprintln!("licensing-proxy: {}", escape(&e));
             ExitCode::from(2)
         }
     }
@@ -284,6 +375,17 @@ async fn run_proxy(args: ProxyArgs, stopped: impl Future<Output = ()>) -> ExitCo
         eprintln!("licensing-proxy: --upstream URL is required");
         return ExitCode::from(2);
     };
+    // As the simulator: what other machines may reach is not served open by accident.
+    if !args.addr.ip().is_loopback() && args.admin_token.is_none() && !args.admin_open {
+        eprintln!(
+            "licensing-proxy: refusing to serve the admin routes without a token on {}, \
+             which other machines may reach (the recording, the console and the upstream's \
+             admin API through the proxy): give --admin-token TOKEN, or --admin-open to \
+             serve them open on purpose",
+            args.addr
+        );
+        return ExitCode::from(2);
+    }
     let mut builder = Proxy::builder(upstream)
         .addr(args.addr)
         .strict(args.strict)
@@ -298,7 +400,11 @@ async fn run_proxy(args: ProxyArgs, stopped: impl Future<Output = ()>) -> ExitCo
             Duration::from_secs(args.idle_timeout_secs),
         )
         .max_connections(args.max_connections.max(1))
-        .body_budget(args.body_budget_mib.max(1).saturating_mul(1024 * 1024));
+        .body_budget(args.body_budget_mib.max(1).saturating_mul(1024 * 1024))
+        .check_budget(args.check_budget_mib.saturating_mul(1024 * 1024));
+    for host in &args.allowed_hosts {
+        builder = builder.allowed_host(host);
+    }
     if let Some(path) = &args.report {
         builder = builder.report(path);
     }
@@ -315,7 +421,7 @@ async fn run_proxy(args: ProxyArgs, stopped: impl Future<Output = ()>) -> ExitCo
         match TlsConfig::from_files(cert, key) {
             Ok(tls) => builder = builder.tls(tls),
             Err(e) => {
-                eprintln!("licensing-proxy: {e}");
+                eprintln!("licensing-proxy: {}", escape(&e.to_string()));
                 return ExitCode::FAILURE;
             }
         }
@@ -323,7 +429,7 @@ async fn run_proxy(args: ProxyArgs, stopped: impl Future<Output = ()>) -> ExitCo
     let running = match builder.start().await {
         Ok(running) => running,
         Err(e) => {
-            eprintln!("licensing-proxy: {e}");
+            eprintln!("licensing-proxy: {}", escape(&e.to_string()));
             return ExitCode::FAILURE;
         }
     };
@@ -334,7 +440,7 @@ async fn run_proxy(args: ProxyArgs, stopped: impl Future<Output = ()>) -> ExitCo
     match running.shutdown().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("licensing-proxy: {e}");
+            eprintln!("licensing-proxy: {}", escape(&e.to_string()));
             ExitCode::FAILURE
         }
     }

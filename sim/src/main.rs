@@ -28,6 +28,7 @@ const MI_DEFAULT_PURGE_DELAYS: [std::ffi::c_long; 2] = [1_000, 10];
 // with no constant for the purge delay. The signatures are those of mimalloc.h in both
 // major versions: `long mi_option_get(mi_option_t)`, `void mi_option_set(mi_option_t,
 // long)`, `mi_option_t` being a C enum (an `int`); the library is the one `mimalloc` links.
+#[allow(unsafe_code)] // declarations of C functions: only `hold_freed_memory` calls them
 unsafe extern "C" {
     fn mi_option_get(option: std::ffi::c_int) -> std::ffi::c_long;
     fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
@@ -40,6 +41,7 @@ unsafe extern "C" {
 /// 1.01 GB after such a batch and a reset: mimalloc purges as it allocates, not on a
 /// timer). Left alone when `MIMALLOC_PURGE_DELAY` is set, or when the option does not read
 /// as one of its documented defaults (a mimalloc whose numbering moved).
+#[allow(unsafe_code)] // mimalloc's options have no safe API (see the declarations above)
 fn hold_freed_memory() {
     // SAFETY: both functions only read or write mimalloc's option table; any option
     // number is accepted (an unknown one is ignored). They are not thread-safe: this runs

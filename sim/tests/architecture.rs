@@ -2,15 +2,21 @@
 //! and the sandbox beside the server, plugged into the protocol layer through its hooks;
 //! `host` offers the server, the admin checks and the console's frame to other programs.
 //! This reads every `use` (and every `crate::…` path) in `sim/src` and fails, naming the
-//! file and the import, on an arrow the table below does not allow; and on a file too
-//! long to read at once.
+//! file and the import, on an arrow the table below does not allow; on files that import
+//! each other (in a circle, however long); and on a file too long to read at once.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-#[path = "../../tests/support/layers.rs"]
-mod layers;
+use licensing_test_support::layers::{self, Table, circles, module_cycles};
 
-use layers::{Table, circles, sources, too_long};
+/// The package's sources, `sim/src`.
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn sources() -> Vec<(PathBuf, String)> {
+    layers::sources(&src())
+}
 
 /// What each layer (a top-level folder of `sim/src`) may import besides itself. The crate
 /// root (`lib.rs`, `main.rs`) wires them together and may import any.
@@ -54,8 +60,18 @@ fn the_layer_table_has_no_circle() {
 }
 
 #[test]
+fn no_files_import_each_other() {
+    let found = module_cycles(&sources());
+    assert!(
+        found.is_empty(),
+        "files that import each other (move what they share, or lean on a third):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
 fn no_file_is_too_long() {
-    let long = too_long(MAX_LINES);
+    let long = layers::too_long(&src(), MAX_LINES);
     assert!(
         long.is_empty(),
         "over {MAX_LINES} lines:\n{}",
@@ -109,4 +125,43 @@ fn a_backward_arrow_is_named_with_its_file() {
         file("sandbox/mod.rs", "// use crate::server::Server;\n"),
     ];
     assert_eq!(violations(&good), Vec::<String>::new());
+}
+
+/// The checker of circles: two files that import each other, and three in a ring, are
+/// named file by file; a child using its parent module's items is not a circle.
+#[test]
+fn a_circle_between_files_is_named() {
+    let file = |path: &str, text: &str| (PathBuf::from(path), text.to_string());
+    let files = [
+        file(
+            "protocol/mod.rs",
+            "mod admin;\nmod session;\nuse admin::Guard;\n",
+        ),
+        file(
+            "protocol/admin.rs",
+            "use super::{admin_error, session::{self, Sessions}};\n",
+        ),
+        file(
+            "protocol/session.rs",
+            "fn f() { super::admin::constant_time_eq(a, b); }\n",
+        ),
+        file("ops/a.rs", "use crate::ops::b::B;\n"),
+        file("ops/b.rs", "use super::c::{self, C};\n"),
+        file("ops/c.rs", "pub fn c() { crate::ops::a::f(); }\n"),
+        file("ops/mod.rs", "pub(crate) use a::A;\n"),
+        file("state/mod.rs", "use crate::ops::a::A as Alias;\n"),
+    ];
+    assert_eq!(
+        module_cycles(&files),
+        [
+            "ops/a.rs → ops/b.rs → ops/c.rs → ops/a.rs",
+            "protocol/admin.rs → protocol/session.rs → protocol/admin.rs",
+        ]
+    );
+    let tree = [
+        file("protocol/mod.rs", "pub(crate) use gate::gate;\n"),
+        file("protocol/gate.rs", "use super::{Answer, reply::Reply};\n"),
+        file("protocol/reply.rs", "use super::*;\n// use super::gate;\n"),
+    ];
+    assert_eq!(module_cycles(&tree), Vec::<String>::new());
 }

@@ -487,3 +487,164 @@ async fn the_admin_spec_documents_the_session_and_its_anti_forgery_403() {
         .unwrap();
     assert!(forbidden.contains(header_name), "{forbidden}");
 }
+
+/// The commands of the journal's "Copy as cURL", as the page shows them (HTML read back),
+/// by the entry's `seq`.
+fn curl_commands(html: &str) -> Vec<(u64, String)> {
+    let mut found = Vec::new();
+    for piece in html.split(r#"<pre class="command" id="curl-"#).skip(1) {
+        let (seq, rest) = piece.split_once("\">").unwrap();
+        let (text, _) = rest.split_once("</pre>").unwrap();
+        let text = text
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&");
+        found.push((seq.parse().unwrap(), text));
+    }
+    found
+}
+
+/// Every kind of body the journal keeps gives a command that bash runs, making the same
+/// call: a JSON object, a JSON string, no body, a body that is not JSON and one too large
+/// to keep (the last two read from `body.json`, as the command's note says).
+#[tokio::test]
+async fn copy_as_curl_runs_in_bash_for_every_body_kind() {
+    use licensing_sim::{DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN};
+
+    let sim = Simulator::start().await.unwrap();
+    let seeded = sim
+        .admin()
+        .load_builtin_seed()
+        .name(BuiltinSeed::Demo)
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
+    let eg = seeded.enterprises[0].enterprise_global_id.clone();
+    let base = sim.url();
+    let shellnums = format!("{base}/order/api/order/v1/shellnums");
+    let large = format!(r#"{{"size": 1, "pad": "{}"}}"#, "x".repeat(70_000));
+    // (what, method, url, body as sent)
+    let calls: Vec<(&str, Method, String, Option<String>)> = vec![
+        (
+            "object",
+            Method::POST,
+            shellnums.clone(),
+            Some(r#"{"size": 2}"#.into()),
+        ),
+        (
+            "string",
+            Method::POST,
+            shellnums.clone(),
+            Some(r#""a JSON string""#.into()),
+        ),
+        (
+            "none",
+            Method::GET,
+            format!("{base}/me/api/v1/enterprise/{eg}/asset/assetNums"),
+            None,
+        ),
+        (
+            "not JSON",
+            Method::POST,
+            shellnums.clone(),
+            Some("size=2".into()),
+        ),
+        ("too large", Method::POST, shellnums.clone(), Some(large)),
+    ];
+    let http = client();
+    for (i, (_, method, url, body)) in calls.iter().enumerate() {
+        let mut request = http
+            .request(method.clone(), url)
+            .query(&[("g_nonce", format!("curl-{i}"))])
+            .header("content-type", "application/json");
+        request = if url.contains("/me/") {
+            request
+                .bearer_auth(DEFAULT_CLIENT_TOKEN)
+                .header("clientToken", DEFAULT_CLIENT_TOKEN)
+                .header("userToken", DEFAULT_USER_TOKEN)
+        } else {
+            request.bearer_auth(DEFAULT_APP_TOKEN)
+        };
+        if let Some(body) = body {
+            request = request.body(body.clone());
+        }
+        request.send().await.unwrap();
+    }
+    let journal = || async {
+        let journal = sim
+            .admin()
+            .list_journal()
+            .send()
+            .await
+            .unwrap()
+            .into_inner();
+        journal.entries
+    };
+    let recorded = journal().await;
+    assert_eq!(recorded.len(), calls.len(), "{recorded:?}");
+    let page = send(
+        &base,
+        Method::GET,
+        "/__sandbox/journal/rows?after=0",
+        &[],
+        None,
+    )
+    .await;
+    assert_eq!(page.status, StatusCode::OK);
+    let commands = curl_commands(&page.body);
+    assert_eq!(commands.len(), calls.len(), "{}", page.body);
+
+    let dir = std::env::temp_dir().join(format!("licensing-sim-curl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (what, _, _, body) in &calls {
+        // The entries are in the order the calls were made; the page's newest first.
+        let at = calls.iter().position(|c| c.0 == *what).unwrap();
+        let original = &recorded[at];
+        let (_, command) = commands
+            .iter()
+            .find(|(seq, _)| *seq == original.seq as u64)
+            .unwrap_or_else(|| panic!("{what}: no command for entry {}", original.seq));
+        std::fs::write(dir.join("body.json"), body.clone().unwrap_or_default()).unwrap();
+        // Bounded: a command that waits for ever fails the test instead.
+        let mut bash = std::process::Command::new("timeout");
+        bash.args(["60", "bash", "-c"])
+            .arg(command)
+            .current_dir(&dir)
+            .env("LICENSING_APP_TOKEN", DEFAULT_APP_TOKEN)
+            .env("LICENSING_CLIENT_TOKEN", DEFAULT_CLIENT_TOKEN)
+            .env("LICENSING_USER_TOKEN", DEFAULT_USER_TOKEN);
+        // Off the runtime's thread: the simulator answers the command meanwhile.
+        let run = tokio::task::spawn_blocking(move || bash.output().unwrap())
+            .await
+            .unwrap();
+        let (out, err) = (
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr),
+        );
+        assert!(run.status.success(), "{what}: {command}\n{out}\n{err}");
+        assert!(!err.contains("not found"), "{what}: {command}\n{err}");
+        assert!(
+            out.trim_end()
+                .ends_with(&format!("HTTP {}", original.status)),
+            "{what}: {command}\n{out}"
+        );
+        // The same call again: operation, body as kept, status.
+        let again = journal().await;
+        let last = again.last().unwrap();
+        assert!(last.seq > original.seq, "{what}: no new call");
+        assert_eq!(
+            (&last.operation, &last.request_body, last.status, &last.code),
+            (
+                &original.operation,
+                &original.request_body,
+                original.status,
+                &original.code
+            ),
+            "{what}: {command}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

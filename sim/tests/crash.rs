@@ -9,9 +9,7 @@
 //! cost of a mutating call at 1,000 and at 100,000 employees, with and without a state
 //! file, and prints it.
 
-#[allow(dead_code)]
-#[path = "sim/support.rs"]
-mod support;
+use licensing_test_support::sim as support;
 
 use std::{
     collections::BTreeMap,
@@ -142,37 +140,7 @@ impl Sim {
 
 impl Api {
     async fn enterprise(&self, name: &str) -> Enterprise {
-        let created = self
-            .order
-            .create_enterprise()
-            .body(
-                ot::CreateEnterpriseRequest::builder()
-                    .crm_customer_id(format!("CRM-{name}"))
-                    .customer_name(name)
-                    .branch_name("North"),
-            )
-            .await
-            .expect("createEnterprise");
-        let bound = self
-            .order
-            .bind_enterprise()
-            .body(
-                ot::BindEnterpriseRequest::builder()
-                    .channel_code("CH01")
-                    .channel_customer_id(format!("CC-{name}"))
-                    .customer_name(format!("{name} channel"))
-                    .branch_name("North")
-                    .enterprise_name(name)
-                    .password_mobile("13800000000"),
-            )
-            .await
-            .expect("bindEnterprise");
-        Enterprise {
-            global_id: created.enterprise_global_id,
-            customer_id: bound.customer_id,
-            channel_customer_id: format!("CC-{name}"),
-            members: Vec::new(),
-        }
+        support::enterprise(&self.order, name).await
     }
 
     /// Employees by account (without the enterprise code), with their global ids.

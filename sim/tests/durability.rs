@@ -2,9 +2,7 @@
 //! where they do not belong, a log emptied or garbled, seeds and imports too large or
 //! breaking the operations' rules.
 
-#[allow(dead_code)]
-#[path = "sim/support.rs"]
-mod support;
+use licensing_test_support::sim as support;
 
 use std::{
     io::{BufRead, BufReader, Read},

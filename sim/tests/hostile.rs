@@ -1,9 +1,7 @@
 //! The simulator under hostile clients: bodies built to be slow to refuse, and calls that
 //! make state no load could read back.
 
-#[allow(dead_code)]
-#[path = "sim/support.rs"]
-mod support;
+use licensing_test_support::sim as support;
 
 use std::time::{Duration, Instant};
 
@@ -317,9 +315,10 @@ async fn the_state_holds_at_most_its_configured_records() {
     assert!(refused.body.to_string().contains("--max-orders"));
 }
 
-#[path = "../../tests/support/pki.rs"]
-mod pki;
+use licensing_test_support::pki;
 
+// The test's own second file, beside it (a test's root file finds its modules beside it,
+// not in a folder of its name).
 #[path = "hostile/replies.rs"]
 mod replies;
 

@@ -4,10 +4,7 @@
 //! (this binary again, with `--child`) so that its environment is exactly what the test
 //! gives it.
 
-#[path = "../../tests/support/partner.rs"]
-mod partner;
-#[path = "../../tests/support/pki.rs"]
-mod pki;
+use licensing_test_support::{partner, pki};
 
 use std::{
     io::{BufRead as _, BufReader},

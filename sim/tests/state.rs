@@ -1,9 +1,7 @@
 //! The simulator's own state through the in-process API: the clock every time comes from,
 //! export and import, resets.
 
-#[allow(dead_code)]
-#[path = "sim/support.rs"]
-mod support;
+use licensing_test_support::sim as support;
 
 use licensing_sdk::{ErrorCode, member::types as mt};
 use licensing_sim::{ImportError, Simulator};

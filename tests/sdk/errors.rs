@@ -1,7 +1,6 @@
 //! Business errors, retries and protocol failures of both services.
 
 use std::{
-    io::Read as _,
     sync::{
         Arc,
         atomic::{AtomicUsize, Ordering},
@@ -11,6 +10,7 @@ use std::{
 
 use crate::common::*;
 use licensing_sdk::{ApiError, Error, ErrorCode, RetryPolicy, member, operations, order};
+use licensing_test_support::raw::RawServer;
 use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, ResponseTemplate, matchers::any};
 
@@ -471,45 +471,8 @@ async fn connection_refused_is_retried_for_non_idempotent_operations() {
 
 /// A server that reads each request, then closes the connection without a reply.
 fn hanging_up_server() -> (String, Arc<AtomicUsize>) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    let requests = Arc::new(AtomicUsize::new(0));
-    let counter = requests.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            stream
-                .set_read_timeout(Some(Duration::from_millis(500)))
-                .ok();
-            let mut seen = Vec::new();
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stream.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                seen.extend_from_slice(&buf[..n]);
-                if request_complete(&seen) {
-                    counter.fetch_add(1, Ordering::SeqCst);
-                    break;
-                }
-            }
-            drop(stream);
-        }
-    });
-    (url, requests)
-}
-
-fn request_complete(bytes: &[u8]) -> bool {
-    let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") else {
-        return false;
-    };
-    let head = String::from_utf8_lossy(&bytes[..end]).to_ascii_lowercase();
-    let length = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .unwrap_or(0);
-    bytes.len() >= end + 4 + length
+    let server = RawServer::start(|stream, _| drop(stream));
+    (server.url, server.requests)
 }
 
 /// A reply lost after the request was sent: repeated only for idempotent operations.

@@ -5,10 +5,9 @@
 
 use std::{
     error::Error as _,
-    sync::{
-        Arc,
-        atomic::{AtomicUsize, Ordering},
-    },
+    io::{Read as _, Write as _},
+    net::TcpStream,
+    sync::atomic::Ordering,
     time::{Duration, Instant},
 };
 
@@ -16,73 +15,18 @@ use licensing_sdk::{
     Error, ErrorCode, OTHER_CODE, RetryPolicy, SHOWN_TEXT_BYTES, TransportKind, member, operations,
     order,
 };
+use licensing_test_support::raw::RawServer;
 use serde_json::json;
-use tokio::{
-    io::{AsyncReadExt as _, AsyncWriteExt as _},
-    net::{TcpListener, TcpStream},
-};
 use wiremock::{Mock, MockServer, ResponseTemplate, matchers::any};
 
 use crate::{common::*, pki::Pki};
 
 // ------------------------------------------------------------------------------ servers
 
-/// Serves each connection on a task: reads one request (head and `Content-Length` body),
-/// counts it, then lets `respond` do what it likes with the socket.
-async fn hostile<F, Fut>(respond: F) -> (String, Arc<AtomicUsize>)
-where
-    F: Fn(TcpStream) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = ()> + Send + 'static,
-{
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let requests = Arc::new(AtomicUsize::new(0));
-    let counter = requests.clone();
-    let respond = Arc::new(respond);
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut stream, _)) = listener.accept().await else {
-                return;
-            };
-            let (counter, respond) = (counter.clone(), respond.clone());
-            tokio::spawn(async move {
-                if read_request(&mut stream).await {
-                    counter.fetch_add(1, Ordering::SeqCst);
-                    respond(stream).await;
-                }
-            });
-        }
-    });
-    (url, requests)
-}
-
-async fn read_request(stream: &mut TcpStream) -> bool {
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return false,
-            Ok(n) => seen.extend_from_slice(&buf[..n]),
-        }
-        let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") else {
-            continue;
-        };
-        let head = String::from_utf8_lossy(&seen[..end]).to_ascii_lowercase();
-        let length = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length:"))
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .unwrap_or(0);
-        if seen.len() >= end + 4 + length {
-            return true;
-        }
-    }
-}
-
 /// Holds the connection open without a word until the client gives up.
-async fn hold(mut stream: TcpStream) {
+fn hold(mut stream: TcpStream) {
     let mut buf = [0u8; 1024];
-    while matches!(stream.read(&mut buf).await, Ok(n) if n > 0) {}
+    while matches!(stream.read(&mut buf), Ok(n) if n > 0) {}
 }
 
 // ------------------------------------------------------------------------------ credentials
@@ -163,22 +107,20 @@ async fn every_operation(url: &str, timeout: Duration) -> Vec<(&'static str, Err
 /// path on the real origin.
 #[tokio::test]
 async fn no_credential_in_any_transport_error() {
-    let (timeout_url, _) = hostile(hold).await;
-    let (reset_url, _) = hostile(|_stream| async {}).await;
-    let (short_url, _) = hostile(|mut stream| async move {
+    let timeout_url = RawServer::start(|stream, _| hold(stream)).url;
+    let reset_url = RawServer::start(|stream, _| drop(stream)).url;
+    let short_url = RawServer::start(|mut stream, _| {
         let _ = stream
-            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{\"code\":0,")
-            .await;
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{\"code\":0,");
     })
-    .await;
+    .url;
     // Chunked, so the reply takes the SDK's counted-body path; then nothing more.
-    let (stall_url, _) = hostile(|mut stream| async move {
+    let stall_url = RawServer::start(|mut stream, _| {
         let _ = stream
-            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n5\r\n{\"cod\r\n")
-            .await;
-        hold(stream).await;
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n5\r\n{\"cod\r\n");
+        hold(stream);
     })
-    .await;
+    .url;
     let pki = Pki::new();
     let tls = licensing_sim::Simulator::builder()
         .tls(licensing_sim::TlsConfig::from_pem(pki.cert.as_bytes(), pki.key.as_bytes()).unwrap())
@@ -542,15 +484,14 @@ async fn a_retry_after_is_bounded_by_the_deadline() {
 /// idempotent operation is not repeated.
 #[tokio::test]
 async fn reply_headers_over_the_limit_are_not_retried() {
-    let (url, requests) = hostile(|mut stream| async move {
+    let RawServer { url, requests } = RawServer::start(|mut stream, _| {
         let mut head = String::from("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n");
         for i in 0..4000 {
             head.push_str(&format!("x-filler-{i}: {}\r\n", "v".repeat(64)));
         }
         head.push_str("content-length: 2\r\n\r\n{}");
-        let _ = stream.write_all(head.as_bytes()).await;
-    })
-    .await;
+        let _ = stream.write_all(head.as_bytes());
+    });
     assert!(op("queryEnterprise").idempotent);
     let o = order_client_with(&url, fast_retry(4));
     let error = call_operation(&o, &member_client(&url), "queryEnterprise")

@@ -9,10 +9,6 @@ mod errors;
 mod first_day;
 mod hostile;
 mod paging;
-#[path = "../support/pki.rs"]
-mod pki;
-#[path = "../support/proxy.rs"]
-mod proxy;
 mod schemas;
 mod secrets;
 mod surface;
@@ -23,3 +19,5 @@ mod transport;
 mod validation;
 mod wire_member;
 mod wire_order;
+
+use licensing_test_support::{pki, proxy};

@@ -4,8 +4,7 @@
 
 use std::{
     collections::HashMap,
-    io::{Read as _, Write as _},
-    net::TcpListener,
+    io::Write as _,
     sync::{
         Arc, Mutex,
         atomic::{AtomicU64, AtomicUsize, Ordering},
@@ -17,6 +16,7 @@ use licensing_sdk::{
     CallOptions, ConfigError, DefaultCustomer, Error, RetryPolicy, TransportKind, member, order,
 };
 use licensing_sim::{DEFAULT_APP_TOKEN, FaultSettings, Simulator};
+use licensing_test_support::raw::RawServer;
 use serde_json::json;
 use wiremock::{Mock, MockServer, ResponseTemplate, matchers::any};
 
@@ -308,36 +308,15 @@ async fn per_call_options_apply_to_that_call_only() {
 
 // ------------------------------------------------------------------------------ hostile replies
 
-/// Serves each connection on a thread: reads the request head, then lets `respond` write
-/// what it likes. Counts the bytes it managed to write.
+/// The raw server of the test helpers, its `respond` given a counter of the bytes it
+/// managed to write.
 fn raw_server(
     respond: impl Fn(&mut std::net::TcpStream, &AtomicU64) + Send + Sync + 'static,
 ) -> (String, Arc<AtomicU64>, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
     let written = Arc::new(AtomicU64::new(0));
-    let requests = Arc::new(AtomicUsize::new(0));
-    let (w, r) = (written.clone(), requests.clone());
-    let respond = Arc::new(respond);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let (w, r, respond) = (w.clone(), r.clone(), respond.clone());
-            std::thread::spawn(move || {
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    match stream.read(&mut byte) {
-                        Ok(1) => head.push(byte[0]),
-                        _ => return,
-                    }
-                }
-                r.fetch_add(1, Ordering::SeqCst);
-                respond(&mut stream, &w);
-            });
-        }
-    });
-    (url, written, requests)
+    let counter = Arc::clone(&written);
+    let server = RawServer::start(move |mut stream, _| respond(&mut stream, &counter));
+    (server.url, written, server.requests)
 }
 
 /// Writes `head`, then 64 KiB chunks until the client stops reading or `max` is sent.

@@ -1075,26 +1075,6 @@ enum BulkSide {
     Sdk,
 }
 
-/// One `new_buy` order of the demo seed's customer for `number` (the shape of the
-/// command line's own bulk test and of the README's session).
-fn bulk_order(number: &str) -> Value {
-    json!({
-        "orderType": "new_buy", "sequence": 1, "customerId": "C100002",
-        "enterpriseGlobalId": "EG-000001", "licenseType": "normal_recover_usbkey",
-        "crmCustomerId": "CRM-ACME", "customerName": "Acme Robotics",
-        "channelCustomerId": "CC-ACME", "customerType": "company", "adminName": "Ada",
-        "adminAccount": "ada", "adminEmail": "ada@example.com",
-        "adminCellNumber": "13800000000", "passwordMobile": "13800000000",
-        "address": "1 Main Street", "branchCode": "BR01", "branchName": "North",
-        "assets": [{"assetNos": [number], "products": [{
-            "crmProductId": "P-CAD", "parentCrmProductId": "A-1", "productUri": "cad",
-            "productName": "CAD Suite", "productType": "software", "limitConcurrent": 5,
-            "limitTimeDuration": 0, "trial": 0, "trialEndDate": 0, "timeUnit": "year",
-            "timeUnitQuantity": 1, "timeDurationExpression": "1-0-0", "productFeatures": []
-        }]}]
-    })
-}
-
 /// `n` asset numbers allocated on the simulator at `url` (a `new_buy` order needs
 /// allocated numbers), in calls of at most 1,000.
 fn allocate(root: &Path, url: &str, n: usize) -> Result<Vec<String>> {
@@ -1139,12 +1119,9 @@ fn bulk(root: &Path, bins: &Binaries, options: &Options) -> Result<Value> {
     let results = dir.join("orders.results.jsonl");
     let fresh_sim = || Server::licensing_sim(bins, &["--seed", "demo"]);
     let numbers = allocate(root, &fresh_sim()?.url, orders)?;
-    let mut text = String::with_capacity(orders * 700);
-    for number in &numbers {
-        text.push_str(&bulk_order(number).to_string());
-        text.push('\n');
-    }
-    std::fs::write(&file, text).with_context(|| format!("writing {}", file.display()))?;
+    // The orders of the command line's own bulk test (and of the README's session).
+    licensing_test_support::orders::write(&file, &numbers)
+        .with_context(|| format!("writing {}", file.display()))?;
     let (mut cli_s, mut sdk_s) = (Vec::new(), Vec::new());
     let (mut cli_cpu, mut sdk_cpu) = (Vec::new(), Vec::new());
     for rep in 0..reps {
@@ -1240,8 +1217,10 @@ fn bulk(root: &Path, bins: &Binaries, options: &Options) -> Result<Value> {
 
 /// CPU time (user and system, seconds) of this process's children reaped so far.
 #[cfg(unix)]
+#[allow(unsafe_code)] // `getrusage`: libc's call; rustix, in the build, has no wrapper for it
 fn children_cpu_s() -> f64 {
-    // SAFETY: `getrusage` writes the struct it is given, nothing else.
+    // SAFETY: `getrusage` writes the struct it is given, nothing else; all zeroes is a
+    // valid `rusage` (integers and `timeval`s of integers).
     let usage = unsafe {
         let mut usage = std::mem::zeroed::<libc::rusage>();
         libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);

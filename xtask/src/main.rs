@@ -22,6 +22,13 @@
 //! * `partner-build`: the cold build of a hello world on `licensing-sdk` against the same
 //!   program on reqwest + serde alone, written to its section of `BENCHMARKS.md` (see
 //!   `partner_build.rs`).
+//! * `spec-diff --base <DIR|REV> [--head DIR] [--format markdown|json]`: every change
+//!   between two versions of the specs, judged for each consumer, and the version each
+//!   published package needs (see `spec_diff.rs`); exit 1 when a consumer breaks, 2 on an
+//!   unreadable or invalid spec.
+//! * `spec-diff-corpus [--only ID]`: the proof of spec-diff's rules: each mutation of
+//!   `xtask/spec-diff/mutations/` applied to the specs, with consumers of the old version
+//!   built against the code generated from the new one (see `spec_diff/corpus.rs`).
 
 mod bench;
 mod clients;
@@ -34,6 +41,7 @@ mod ops;
 mod partner_build;
 mod samples;
 mod spec;
+mod spec_diff;
 mod toolchain;
 
 use std::path::{Path, PathBuf};
@@ -110,11 +118,38 @@ enum Command {
     /// Build a hello world on licensing-sdk and the same on reqwest + serde, each cold, and
     /// write the comparison into BENCHMARKS.md (two full builds, minutes on two cores).
     PartnerBuild,
+    /// Every change between two versions of spec/order.yaml and spec/member.yaml, judged
+    /// for the wire, Rust, TypeScript, Python and the JSON Schemas, with the version bump
+    /// each published package needs. Exit 0: nothing breaks; 1: a consumer breaks; 2: a
+    /// spec cannot be read or is invalid.
+    SpecDiff {
+        /// The old version: a directory holding order.yaml and member.yaml, or a git
+        /// revision (its spec/ is read with `git show`).
+        #[arg(long)]
+        base: String,
+        /// The new version: a directory (default: the working tree's spec/).
+        #[arg(long)]
+        head: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "markdown")]
+        format: spec_diff::Format,
+    },
+    /// Prove spec-diff's rules: apply each mutation of xtask/spec-diff/mutations/ and build
+    /// Rust, TypeScript and Python consumers of the old specs against the new generated
+    /// code (minutes: one SDK build per mutation).
+    SpecDiffCorpus {
+        /// Only the mutations whose id contains one of these comma-separated texts.
+        #[arg(long)]
+        only: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let root = workspace_root();
+    // Its own exit codes: 1 is a finding (a breaking change), 2 a usage error.
+    if let Command::SpecDiff { base, head, format } = &cli.command {
+        return ExitCode::from(spec_diff::run(&root, base, head.as_deref(), *format));
+    }
     let outcome = match cli.command {
         Command::ExportSchemas { check: false } => export::write(&root).map(|()| true),
         Command::ExportSchemas { check: true } => export::check(&root),
@@ -143,6 +178,8 @@ fn main() -> ExitCode {
             save_screenshot,
         } => console::run(&root, browser, save_screenshot).map(|()| true),
         Command::PartnerBuild => partner_build::run(&root).map(|()| true),
+        Command::SpecDiff { .. } => unreachable!("handled above"),
+        Command::SpecDiffCorpus { only } => spec_diff::corpus::run(&root, only.as_deref()),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,

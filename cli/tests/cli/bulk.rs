@@ -36,32 +36,11 @@ pub fn numbers(sim: &Sim, n: usize) -> Vec<String> {
 }
 
 /// A `new_buy` order of the demo seed's customer for one asset number.
-pub fn order(number: &str) -> Value {
-    json!({
-        "orderType": "new_buy", "sequence": 1, "customerId": "C100002",
-        "enterpriseGlobalId": "EG-000001", "licenseType": "normal_recover_usbkey",
-        "crmCustomerId": "CRM-ACME", "customerName": "Acme Robotics",
-        "channelCustomerId": "CC-ACME", "customerType": "company", "adminName": "Ada",
-        "adminAccount": "ada", "adminEmail": "ada@example.com",
-        "adminCellNumber": "13800000000", "passwordMobile": "13800000000",
-        "address": "1 Main Street", "branchCode": "BR01", "branchName": "North",
-        "assets": [{"assetNos": [number], "products": [{
-            "crmProductId": "P-CAD", "parentCrmProductId": "A-1", "productUri": "cad",
-            "productName": "CAD Suite", "productType": "software", "limitConcurrent": 5,
-            "limitTimeDuration": 0, "trial": 0, "trialEndDate": 0, "timeUnit": "year",
-            "timeUnitQuantity": 1, "timeDurationExpression": "1-0-0", "productFeatures": []
-        }]}]
-    })
-}
+pub use licensing_test_support::orders::new_buy as order;
 
 /// A JSON Lines file of one `new_buy` order per asset number.
 pub fn write_orders(path: &Path, numbers: &[String]) {
-    let mut text = String::new();
-    for n in numbers {
-        text.push_str(&order(n).to_string());
-        text.push('\n');
-    }
-    std::fs::write(path, text).unwrap();
+    licensing_test_support::orders::write(path, numbers).unwrap();
 }
 
 /// The records of a results file, its header (the run it belongs to) left out.
@@ -141,7 +120,7 @@ fn ten_thousand_orders_with_a_failed_batch_an_unknown_one_and_an_interruption() 
         );
         std::thread::sleep(Duration::from_millis(10));
     }
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    crate::signal(&child, libc::SIGINT);
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
     // The command to continue is given whole, with the appKey's value left out.
@@ -375,7 +354,7 @@ fn csv_text(fields: &[&str], orders: &[Value]) -> String {
 #[cfg(unix)]
 #[test]
 fn the_progress_bar_is_drawn_on_a_terminal_only() {
-    use std::os::fd::{FromRawFd as _, OwnedFd};
+    use rustix::{fs, pty};
     let sim = Sim::start();
     let numbers = numbers(&sim, 200);
     let file = sim.path("orders.jsonl");
@@ -384,18 +363,17 @@ fn the_progress_bar_is_drawn_on_a_terminal_only() {
         &sim,
         json!({"operation": "batchOrder", "fault": {"kind": "delay", "ms": 100}}),
     );
-    let (mut master, mut slave) = (0, 0);
-    let opened = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(opened, 0);
-    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    // A pseudo-terminal, opened as openpty(3) does, through rustix's safe calls.
+    let master = pty::openpt(pty::OpenptFlags::RDWR | pty::OpenptFlags::NOCTTY).unwrap();
+    pty::grantpt(&master).unwrap();
+    pty::unlockpt(&master).unwrap();
+    let name = pty::ptsname(&master, Vec::new()).unwrap();
+    let slave = fs::open(
+        name.as_c_str(),
+        fs::OFlags::RDWR | fs::OFlags::NOCTTY,
+        fs::Mode::empty(),
+    )
+    .unwrap();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("licensing"))
         .args(["orders", "submit"])
         .arg(&file)

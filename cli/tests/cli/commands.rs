@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use licensing_sdk::operations;
+use licensing_test_support::raw::RawServer;
 use serde_json::Value;
 
 use crate::{Sim, filters, stderr, stdout};
@@ -34,16 +35,9 @@ fn parameter(name: &str) -> &'static str {
     }
 }
 
+/// A flag's name, as the build script derives it.
 fn kebab(name: &str) -> String {
-    name.chars()
-        .flat_map(|c| {
-            if c.is_ascii_uppercase() {
-                vec!['-', c.to_ascii_lowercase()]
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
+    heck::ToKebabCase::to_kebab_case(name)
 }
 
 #[test]
@@ -538,7 +532,7 @@ fn journal_follow_prints_new_entries_until_interrupted() {
         .unwrap();
     assert!(output.status.success());
     std::thread::sleep(std::time::Duration::from_millis(600));
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    crate::signal(&child, libc::SIGINT);
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
     let mut text = String::new();
@@ -573,22 +567,7 @@ fn completion_scripts_cover_the_generated_commands() {
 
 /// A `batchOrder` body: one `new_buy` order of the demo seed's customer for `number`.
 fn batch(sim: &Sim, number: &str) -> std::path::PathBuf {
-    let product = serde_json::json!({
-        "crmProductId": "P-CAD", "parentCrmProductId": "A-1", "productUri": "cad",
-        "productName": "CAD Suite", "productType": "software", "limitConcurrent": 5,
-        "limitTimeDuration": 0, "trial": 0, "trialEndDate": 0, "timeUnit": "year",
-        "timeUnitQuantity": 1, "timeDurationExpression": "1-0-0", "productFeatures": []
-    });
-    let order = serde_json::json!({
-        "orderType": "new_buy", "sequence": 1, "customerId": "C100002",
-        "enterpriseGlobalId": "EG-000001", "licenseType": "normal_recover_usbkey",
-        "crmCustomerId": "CRM-ACME", "customerName": "Acme Robotics",
-        "channelCustomerId": "CC-ACME", "customerType": "company", "adminName": "Ada",
-        "adminAccount": "ada", "adminEmail": "ada@example.com",
-        "adminCellNumber": "13800000000", "passwordMobile": "13800000000",
-        "address": "1 Main Street", "branchCode": "BR01", "branchName": "North",
-        "assets": [{"assetNos": [number], "products": [product]}]
-    });
+    let order = licensing_test_support::orders::new_buy(number);
     let body = serde_json::json!({
         "channelCode": "CH01", "channelOrderId": format!("CO-{number}"), "syncMode": "sync",
         "orderList": [order]
@@ -750,40 +729,18 @@ fn batch_order_without_an_app_key_is_a_usage_error_and_nothing_is_sent() {
 
 /// A server that answers every request with `reply`, and hands over each request line.
 fn stub(reply: &'static str) -> (String, std::sync::mpsc::Receiver<String>) {
-    use std::io::{BufRead as _, Read as _, Write as _};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
+    use std::io::Write as _;
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
-            let mut request_line = String::new();
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap();
-                }
-                if request_line.is_empty() {
-                    request_line = line.trim_end().to_string();
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
-            let _ = tx.send(request_line);
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
-                 connection: close\r\n\r\n{reply}",
-                reply.len()
-            );
-        }
+    let server = RawServer::start(move |mut stream, request| {
+        let _ = tx.send(request.line().to_string());
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+             connection: close\r\n\r\n{reply}",
+            reply.len()
+        );
     });
-    (url, rx)
+    (server.url, rx)
 }
 
 #[test]
@@ -1074,14 +1031,9 @@ fn the_journal_table_shows_rfc_3339_times_and_json_keeps_milliseconds() {
 #[test]
 fn a_raw_call_that_fails_never_shows_its_query() {
     let sim = Sim::start();
-    // Takes each connection and closes it unanswered: the request fails after it is sent.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            drop(stream);
-        }
-    });
+    // Takes each request and closes its connection unanswered: the request fails after it
+    // is sent.
+    let url = RawServer::start(|stream, _| drop(stream)).url;
     let output = sim
         .cmd()
         .env("LICENSING_ORDER_URL", &url)

@@ -117,7 +117,7 @@ fn kill_at(child: &mut Child, results: &Path, lines: usize, point: Point, signal
             }
         };
         if reached {
-            unsafe { libc::kill(child.id() as i32, signal) };
+            crate::signal(child, signal);
             return true;
         }
         std::thread::sleep(Duration::from_micros(500));
@@ -183,7 +183,7 @@ fn each_order_is_applied_exactly_once_whatever_stops_the_run() {
                     // flight is abandoned, and left unknown.
                     if round % 2 == 1 && signal != libc::SIGKILL {
                         std::thread::sleep(Duration::from_millis(5));
-                        unsafe { libc::kill(child.id() as i32, signal) };
+                        crate::signal(&child, signal);
                     }
                 }
                 let output = child.wait_with_output().unwrap();
@@ -493,7 +493,7 @@ fn unknown_lines_are_checked_and_only_those_not_applied_are_sent_again() {
         assert!(started.elapsed() < Duration::from_secs(30), "{records:?}");
         std::thread::sleep(Duration::from_millis(2));
     }
-    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    crate::signal(&child, libc::SIGKILL);
     child.wait().unwrap();
     assert_eq!(applied(&sim, &numbers).values().sum::<usize>(), 4);
     // Without --retry-unknown nothing unknown is sent.

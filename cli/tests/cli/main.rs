@@ -11,6 +11,15 @@ use std::{collections::BTreeMap, path::PathBuf};
 
 use licensing_sim::Simulator;
 
+/// Sends `signal` (a `libc::SIG…` number) to `child`, through rustix's safe call; a child
+/// that has already exited is left alone.
+#[cfg(unix)]
+pub fn signal(child: &std::process::Child, signal: i32) {
+    use rustix::process::{Pid, Signal, kill_process};
+    let signal = Signal::from_named_raw(signal).expect("a signal with a name");
+    let _ = kill_process(Pid::from_child(child), signal);
+}
+
 /// A simulator seeded with the demo seed, on a runtime of its own, and a config directory.
 pub struct Sim {
     pub rt: tokio::runtime::Runtime,

@@ -1,6 +1,6 @@
 //! The documents' schemas compiled once, at start: every keyword a check looks at read
 //! into a [`Node`], `$ref`s resolved to other nodes, messages and patterns prepared, so
-//! that checking a value ([`super::schema::Walker`]) neither looks keywords up by name
+//! that checking a value ([`super::walk::Walker`]) neither looks keywords up by name
 //! nor allocates unless it finds a departure.
 
 use std::collections::HashMap;

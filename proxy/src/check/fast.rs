@@ -99,7 +99,7 @@ impl Scalar<'_> {
     }
 }
 
-/// What [`super::schema::Walker::check`] decides for a scalar, without its findings.
+/// What [`super::walk::Walker`] decides for a scalar, without its findings.
 fn scalar_clean(schemas: &Schemas, id: SchemaId, value: &Scalar<'_>) -> bool {
     let node = &schemas.nodes[id];
     if let Some(one_of) = &node.one_of {
@@ -343,7 +343,7 @@ impl<'de> Visitor<'de> for Key {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::{compiled::Compiler, schema::Walker};
+    use crate::check::{compiled::Compiler, walk::Walker};
     use serde_json::json;
 
     /// The fast read says "clean" exactly when the full check finds nothing.
@@ -425,7 +425,7 @@ mod tests {
         ];
         for (value, clean) in cases {
             let mut walker = Walker::new(&schemas);
-            walker.check(id, &value, &mut String::new());
+            walker.check_value(id, &value, &mut String::new());
             let walked = walker.found.is_empty() && value.is_object();
             let fast = clean_object(&schemas, id, value.to_string().as_bytes()).is_some();
             // Where the fast read cannot settle a case it leaves it to the full check.

@@ -16,10 +16,14 @@ pub(crate) mod compiled;
 pub(crate) mod contract;
 pub(crate) mod fast;
 pub(crate) mod schema;
+pub(crate) mod walk;
 
 use contract::{Contract, In, Matched, OpContract};
 use fast::Code;
-use schema::{Finding, Walker};
+use schema::Finding;
+use walk::Walker;
+
+pub(crate) use walk::code_is_text;
 
 fn finding(
     pointer: impl Into<String>,
@@ -45,13 +49,31 @@ pub(crate) fn unknown_operation(method: &str, path: &str) -> Finding {
     )
 }
 
-/// The request's departures from its operation's documents.
+/// A request the documents have no operation for, but that a browser sends by itself to
+/// any server it is pointed at: not a departure of the client under test.
+pub(crate) fn browser_noise(method: &str, path: &str) -> bool {
+    matches!(method, "GET" | "HEAD") && matches!(path, "/favicon.ico" | "/robots.txt")
+}
+
+/// What a body forwarded without being checked departs by: it did not fit in what the
+/// check budget had left.
+pub(crate) fn not_checked(len: usize, held: usize, budget: usize) -> Finding {
+    finding(
+        "",
+        "not-checked",
+        format!("a body checked within the check budget of {budget} bytes (--check-budget-mib)"),
+        format!("over budget: {len} bytes, with {held} bytes of other bodies under check"),
+    )
+}
+
+/// The request's departures from its operation's documents; its body's when `body` is
+/// given (`None`: not checked, for want of room in the check budget).
 pub(crate) fn request(
     contract: &Contract,
     matched: &Matched<'_>,
     query: &[(Cow<'_, str>, Cow<'_, str>)],
     headers: &HeaderMap,
-    body: &[u8],
+    body: Option<&[u8]>,
 ) -> Vec<Finding> {
     let op = matched.contract;
     let schemas = &contract.schemas;
@@ -84,7 +106,7 @@ pub(crate) fn request(
             }
             None => {}
             Some(text) => match schemas.coerce(param.schema, text) {
-                Some(value) => walker.check(param.schema, &value, &mut at),
+                Some(value) => walker.check_value(param.schema, &value, &mut at),
                 None => walker
                     .found
                     .push(schemas.uncoerced(param.schema, &at, text)),
@@ -117,7 +139,7 @@ pub(crate) fn request(
             Some(_) => {}
         }
     }
-    if let Some((required, body_schema)) = &op.body {
+    if let (Some((required, body_schema)), Some(body)) = (&op.body, body) {
         if body.iter().all(u8::is_ascii_whitespace) {
             if *required {
                 walker
@@ -125,14 +147,19 @@ pub(crate) fn request(
                     .push(finding("/body", "required", "a JSON body", "no body"));
             }
         } else {
-            match serde_json::from_slice::<Value>(body) {
-                Ok(value) => walker.check(*body_schema, &value, &mut "/body".to_string()),
-                Err(_) => walker.found.push(finding(
+            let before = walker.found.len();
+            if walker
+                .check_json(*body_schema, body, &mut "/body".to_string())
+                .is_err()
+            {
+                // What was found before the document turned out not to be one goes.
+                walker.found.truncate(before);
+                walker.found.push(finding(
                     "/body",
                     "type",
                     "a JSON document",
                     format!("not JSON ({} bytes)", body.len()),
-                )),
+                ));
             }
         }
     }
@@ -162,64 +189,77 @@ pub(crate) fn reply_clean(
     }
 }
 
-/// The reply's departures from its operation's documents; `parsed` is `body` as JSON, when
-/// it is JSON.
+/// The reply's departures from its operation's documents, and whether its `code` is a
+/// string (a business error).
 pub(crate) fn reply(
     contract: &Contract,
     op: &OpContract,
     status: u16,
     body: &[u8],
-    parsed: Option<&Value>,
-) -> Vec<Finding> {
+) -> (Vec<Finding>, bool) {
     let Some(reply_schema) = op.replies.get(&status) else {
         let documented: Vec<String> = op.replies.keys().map(u16::to_string).collect();
-        return vec![finding(
+        let found = vec![finding(
             "",
             "http-status",
             format!("one of [{}]", documented.join(", ")),
             status.to_string(),
         )];
+        return (found, code_is_text(body));
     };
     let Some(reply_schema) = *reply_schema else {
-        return Vec::new();
+        return (Vec::new(), code_is_text(body));
     };
-    let value: &Value = match parsed {
-        Some(value) => value,
-        None => {
-            let actual = if body.is_empty() {
-                "an empty body".to_string()
-            } else {
-                format!("not JSON ({} bytes)", body.len())
-            };
-            return vec![finding(
-                "",
-                "envelope",
-                "a JSON object (the reply envelope)",
-                actual,
-            )];
-        }
-    };
-    if !value.is_object() {
-        return vec![finding(
+    let envelope = |actual: String| {
+        let found = vec![finding(
             "",
             "envelope",
             "a JSON object (the reply envelope)",
-            schema::json_type(value),
+            actual,
         )];
+        (found, false)
+    };
+    let not_json = || format!("not JSON ({} bytes)", body.len());
+    if body.is_empty() {
+        return envelope("an empty body".to_string());
+    }
+    let first = body.iter().copied().find(|b| !b.is_ascii_whitespace());
+    if first != Some(b'{') {
+        // Not an object: what it is, read without keeping it (a number is small).
+        let mut de = serde_json::Deserializer::from_slice(body);
+        let kind = match first {
+            Some(b'-' | b'0'..=b'9') => serde_json::from_slice::<Value>(body)
+                .ok()
+                .map(|v| schema::json_type(&v)),
+            _ => serde::de::Deserialize::deserialize(&mut de)
+                .and_then(|serde::de::IgnoredAny| de.end())
+                .ok()
+                .map(|()| match first {
+                    Some(b'[') => "array",
+                    Some(b'"') => "string",
+                    Some(b'n') => "null",
+                    _ => "boolean",
+                }),
+        };
+        return envelope(kind.map_or_else(not_json, str::to_string));
     }
     let mut walker = Walker::new(&contract.schemas);
-    walker.check(reply_schema, value, &mut String::new());
+    let top = match walker.check_reply(reply_schema, body) {
+        Ok(top) => top,
+        Err(_) => return envelope(not_json()),
+    };
     let mut found = walker.found;
     let documented = || {
         let codes: Vec<String> = op.op.error_codes.iter().map(|c| format!("{c:?}")).collect();
         format!("0 or one of [{}]", codes.join(", "))
     };
-    match value.get("code") {
-        Some(Value::String(code)) if !op.op.documents(code) => found.push(finding(
+    let text = matches!(top.code, Some(Value::String(_)));
+    match top.code {
+        Some(Value::String(code)) if !op.op.documents(&code) => found.push(finding(
             "/code",
             "undocumented-code",
             documented(),
-            schema::quote("/code", &Value::String(code.clone())),
+            schema::quote_str("/code", &code),
         )),
         Some(Value::Number(n))
             if n.as_i64() != Some(0) && !found.iter().any(|f| f.pointer == "/code") =>
@@ -235,5 +275,5 @@ pub(crate) fn reply(
         _ => {}
     }
     found.truncate(schema::MAX_FINDINGS);
-    found
+    (found, text)
 }

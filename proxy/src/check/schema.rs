@@ -1,16 +1,14 @@
-//! A value checked against an OpenAPI 3.0 schema of the documents (compiled once, see
-//! [`super::compiled`]), following the schema as
-//! written (`$ref`, `type`, `nullable`, `properties`, `required`, `additionalProperties`,
-//! `items`, `enum`, `oneOf` with or without a `discriminator`, lengths, bounds,
-//! `pattern`, `int32`): each departure found once, at the deepest place it shows, as a JSON
-//! Pointer with a rule name.
+//! What a check finds and how it words it: a departure ([`Finding`]) at a JSON Pointer,
+//! with a rule name, what the schema allows and the value quoted (compact JSON cut at 200
+//! bytes, never a secret field's). The walk that finds them reads a document against its
+//! compiled schema as it is parsed ([`super::walk::Walker`]).
 
 use std::borrow::Cow;
 
 use licensing_sim::host::is_secret;
 use serde_json::Value;
 
-use super::compiled::{Additional, Node, OneOf, SchemaId, Schemas, Ty};
+use crate::conformance::json::{self, JsonOut};
 
 /// The most findings one document yields: a systematic departure in a 50,000-item batch
 /// is reported by its first occurrences, not 50,000 times.
@@ -28,19 +26,65 @@ pub(crate) struct Finding {
 /// The longest `actual` quoted in a finding.
 const MAX_QUOTE: usize = 200;
 
-/// `value` as it appears in a finding: compact JSON, cut at [`MAX_QUOTE`] bytes; never the
-/// value of a field whose name says it is a secret.
-pub(crate) fn quote(pointer: &str, value: &Value) -> String {
-    if pointer.split('/').any(is_secret) {
-        return "[REDACTED]".to_string();
-    }
-    let text = value.to_string();
-    cut(text)
+/// What stands for a quoted secret.
+const REDACTED: &str = "[REDACTED]";
+
+/// Whether a pointer leads through a field whose name says it holds a secret.
+fn secret_at(pointer: &str) -> bool {
+    pointer.split('/').any(is_secret)
 }
 
-fn cut(mut text: String) -> String {
-    if text.len() > MAX_QUOTE {
-        let mut end = MAX_QUOTE;
+/// `value` as it appears in a finding: compact JSON, cut at [`MAX_QUOTE`] bytes; never the
+/// value of a field whose name says it is a secret (at the pointer or within the value).
+/// For small values (a parameter, a scalar): a large one is quoted from its text
+/// ([`quote_raw`]).
+pub(crate) fn quote(pointer: &str, value: &Value) -> String {
+    quote_raw(pointer, &value.to_string())
+}
+
+/// A string quoted as [`quote`] quotes it, reading no more of it than is shown.
+pub(crate) fn quote_str(pointer: &str, text: &str) -> String {
+    if secret_at(pointer) {
+        return REDACTED.to_string();
+    }
+    let mut out = JsonOut::new(MAX_QUOTE + 1);
+    out.string_value(text);
+    let (text, more) = out.finish();
+    cut(text, more)
+}
+
+/// A value quoted from its JSON text (`raw`, valid JSON), as [`quote`] quotes it, writing
+/// no more than is shown however large the value.
+pub(crate) fn quote_raw(pointer: &str, raw: &str) -> String {
+    if secret_at(pointer) {
+        return REDACTED.to_string();
+    }
+    let mut out = JsonOut::new(MAX_QUOTE + 1);
+    // The text was read as JSON once already.
+    let _ = json::rewrite(raw.as_bytes(), &mut out);
+    let (text, more) = out.finish();
+    cut(text, more)
+}
+
+/// A quote written while reading a list or an object (its start, `out`), finished.
+pub(crate) fn quoted(pointer: &str, out: JsonOut<'_>) -> String {
+    if secret_at(pointer) {
+        return REDACTED.to_string();
+    }
+    let (text, more) = out.finish();
+    cut(text, more)
+}
+
+/// A writer for [`quoted`].
+pub(crate) fn quote_out() -> JsonOut<'static> {
+    JsonOut::new(MAX_QUOTE + 1)
+}
+
+/// Compact JSON cut at [`MAX_QUOTE`] bytes (on a character boundary) and marked `…` when
+/// it was longer (`more`: it was cut already).
+fn cut(mut text: String, more: bool) -> String {
+    if more || text.len() > MAX_QUOTE {
+        let mut end = MAX_QUOTE.min(text.len());
         while !text.is_char_boundary(end) {
             end -= 1;
         }
@@ -60,260 +104,15 @@ pub(crate) fn segment(name: &str) -> Cow<'_, str> {
     }
 }
 
-/// Checks values against compiled schemas.
-pub(crate) struct Walker<'s> {
-    schemas: &'s Schemas,
-    pub found: Vec<Finding>,
-}
-
-impl<'s> Walker<'s> {
-    pub fn new(schemas: &'s Schemas) -> Self {
-        Self {
-            schemas,
-            found: Vec::new(),
-        }
-    }
-
-    fn push(&mut self, at: &str, rule: &'static str, expected: String, actual: String) {
-        if self.found.len() < MAX_FINDINGS {
-            self.found.push(Finding {
-                pointer: at.to_string(),
-                rule,
-                expected,
-                actual,
-            });
-        }
-    }
-
-    /// Checks `value` (found at pointer `at`) against schema `id`.
-    pub fn check(&mut self, id: SchemaId, value: &Value, at: &mut String) {
-        if self.found.len() >= MAX_FINDINGS {
-            return;
-        }
-        let node = &self.schemas.nodes[id];
-        if let Some(one_of) = &node.one_of {
-            self.one_of(one_of, value, at);
-            return;
-        }
-        if value.is_null() {
-            if node.ty.is_some() && !node.nullable {
-                self.push(at, "type", node.expected.clone(), "null".to_string());
-            }
-            return;
-        }
-        let fits = match node.ty {
-            None | Some(Ty::Other) => true,
-            Some(Ty::Object) => value.is_object(),
-            Some(Ty::Array) => value.is_array(),
-            Some(Ty::String) => value.is_string(),
-            Some(Ty::Integer) => value.is_i64() || value.is_u64(),
-            Some(Ty::Number) => value.is_number(),
-            Some(Ty::Boolean) => value.is_boolean(),
-        };
-        if !fits {
-            let actual = quote(at, value);
-            self.push(at, "type", node.expected.clone(), actual);
-            return;
-        }
-        if let Some((values, expected)) = &node.members
-            && !values.iter().any(|v| same(v, value))
-        {
-            let actual = quote(at, value);
-            self.push(at, "enum", expected.clone(), actual);
-            return;
-        }
-        match value {
-            Value::Object(object) => self.object(node, object, at),
-            Value::Array(items) => self.array(node, items, at),
-            Value::String(text) => self.string(node, text, at, value),
-            Value::Number(_) => self.number(node, value, at),
-            _ => {}
-        }
-    }
-
-    fn one_of(&mut self, one_of: &OneOf, value: &Value, at: &mut String) {
-        if let Some(discriminator) = &one_of.discriminator {
-            let Some(object) = value.as_object() else {
-                let actual = quote(at, value);
-                self.push(at, "type", "object".to_string(), actual);
-                return;
-            };
-            let len = at.len();
-            at.push('/');
-            at.push_str(&segment(&discriminator.property));
-            match (object.get(&discriminator.property), &discriminator.mapping) {
-                (None, _) => {
-                    let p = at.clone();
-                    self.push(&p, "required", "present".into(), "absent".into());
-                }
-                (Some(tag), Some((mapping, expected))) => {
-                    match tag.as_str().and_then(|t| mapping.get(t)) {
-                        Some(branch) => {
-                            at.truncate(len);
-                            self.check(*branch, value, at);
-                        }
-                        None => {
-                            let p = at.clone();
-                            let actual = quote(&p, tag);
-                            self.push(&p, "enum", expected.clone(), actual);
-                        }
-                    }
-                }
-                (Some(_), None) => {}
-            }
-            at.truncate(len);
-            return;
-        }
-        let mut best: Option<Vec<Finding>> = None;
-        let mut all_type = true;
-        for branch in &one_of.branches {
-            let mut inner = Walker::new(self.schemas);
-            let mut here = at.clone();
-            inner.check(*branch, value, &mut here);
-            if inner.found.is_empty() {
-                return;
-            }
-            all_type &= inner.found.len() == 1
-                && inner.found[0].rule == "type"
-                && inner.found[0].pointer == *at;
-            if best.as_ref().is_none_or(|b| inner.found.len() < b.len()) {
-                best = Some(inner.found);
-            }
-        }
-        if all_type {
-            let actual = quote(at, value);
-            self.push(at, "type", one_of.names.clone(), actual);
-        } else {
-            for finding in best.unwrap_or_default() {
-                if self.found.len() < MAX_FINDINGS {
-                    self.found.push(finding);
-                }
-            }
-        }
-    }
-
-    fn object(&mut self, node: &Node, object: &serde_json::Map<String, Value>, at: &mut String) {
-        for name in &node.required {
-            if !object.contains_key(name) {
-                let p = format!("{at}/{}", segment(name));
-                self.push(&p, "required", "present".into(), "absent".into());
-            }
-        }
-        for (name, value) in object {
-            let len = at.len();
-            at.push('/');
-            at.push_str(&segment(name));
-            match node.properties.as_ref().and_then(|p| p.get(name)) {
-                Some(sub) => self.check(*sub, value, at),
-                None => match &node.additional {
-                    Additional::Forbidden(expected) => {
-                        let p = at.clone();
-                        let actual = quote(&p, value);
-                        self.push(&p, "additional-property", expected.clone(), actual);
-                    }
-                    Additional::Schema(sub) => self.check(*sub, value, at),
-                    Additional::Any => {}
-                },
-            }
-            at.truncate(len);
-        }
-    }
-
-    fn array(&mut self, node: &Node, items: &[Value], at: &mut String) {
-        let n = items.len() as u64;
-        if let Some(min) = node.min_items
-            && n < min
-        {
-            self.push(
-                at,
-                "constraint",
-                format!("at least {min} items"),
-                format!("{n} items"),
-            );
-        }
-        if let Some(max) = node.max_items
-            && n > max
-        {
-            self.push(
-                at,
-                "constraint",
-                format!("at most {max} items"),
-                format!("{n} items"),
-            );
-        }
-        if let Some(item) = node.items {
-            let mut index = itoa_buffer();
-            for (i, value) in items.iter().enumerate() {
-                let len = at.len();
-                at.push('/');
-                at.push_str(index.format(i));
-                self.check(item, value, at);
-                at.truncate(len);
-                if self.found.len() >= MAX_FINDINGS {
-                    return;
-                }
-            }
-        }
-    }
-
-    fn string(&mut self, node: &Node, text: &str, at: &str, value: &Value) {
-        let chars = || text.chars().count() as u64;
-        if let Some(min) = node.min_length
-            && chars() < min
-        {
-            let actual = quote(at, value);
-            self.push(
-                at,
-                "constraint",
-                format!("at least {min} characters"),
-                actual,
-            );
-        } else if let Some(max) = node.max_length
-            && chars() > max
-        {
-            let actual = quote(at, value);
-            self.push(
-                at,
-                "constraint",
-                format!("at most {max} characters"),
-                actual,
-            );
-        } else if let Some((pattern, compiled)) = &node.pattern
-            && compiled.as_ref().is_some_and(|re| re.find(text).is_none())
-        {
-            let actual = quote(at, value);
-            self.push(at, "constraint", format!("matches {pattern}"), actual);
-        }
-    }
-
-    fn number(&mut self, node: &Node, value: &Value, at: &str) {
-        let n = value.as_f64().unwrap_or_default();
-        if node.int32 && value.as_i64().is_none_or(|i| i32::try_from(i).is_err()) {
-            let actual = quote(at, value);
-            self.push(at, "constraint", "a 32-bit integer (int32)".into(), actual);
-        } else if let Some(min) = node.minimum
-            && n < min
-        {
-            let actual = quote(at, value);
-            self.push(at, "constraint", format!("at least {min}"), actual);
-        } else if let Some(max) = node.maximum
-            && n > max
-        {
-            let actual = quote(at, value);
-            self.push(at, "constraint", format!("at most {max}"), actual);
-        }
-    }
-}
-
 /// Array indexes written into a pointer without allocating.
-fn itoa_buffer() -> Index {
+pub(super) fn itoa_buffer() -> Index {
     Index([0; 20])
 }
 
-struct Index([u8; 20]);
+pub(super) struct Index([u8; 20]);
 
 impl Index {
-    fn format(&mut self, mut n: usize) -> &str {
+    pub(super) fn format(&mut self, mut n: usize) -> &str {
         let mut at = self.0.len();
         loop {
             at -= 1;
@@ -362,7 +161,7 @@ pub(crate) fn json_type(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::compiled::Compiler;
+    use crate::check::{compiled::Compiler, walk::Walker};
     use serde_json::json;
 
     fn doc() -> Value {
@@ -394,7 +193,7 @@ mod tests {
         let id = compiler.compile(&doc, 0, &schema);
         let schemas = compiler.finish();
         let mut walker = Walker::new(&schemas);
-        walker.check(id, &value, &mut String::new());
+        walker.check_value(id, &value, &mut String::new());
         walker.found
     }
 

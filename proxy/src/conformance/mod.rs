@@ -2,7 +2,15 @@
 //! specs, one JSON object per line, each naming the exchange it was found in. This is the
 //! one format of a deviation: the proxy's report lines, its recordings' `_deviations` and
 //! the console's Conformance page all use [`Deviation`]. The proxy keeps what it finds in
-//! a [`DeviationLog`] and serves its console's Conformance page from it.
+//! a [`DeviationLog`] and serves its console's Conformance page from it. What is kept of
+//! an exchange is rewritten without building its JSON tree, every credential it carried
+//! replaced wherever it appears; what is written for people is [`escape`]d.
+
+pub(crate) mod json;
+pub(crate) mod secrets;
+mod text;
+
+pub use text::escape;
 
 use std::{
     collections::{HashMap, VecDeque},
@@ -52,7 +60,8 @@ pub struct Deviation {
     pub pointer: String,
     /// A short stable kebab-case name of the rule: `required`, `type`, `enum`,
     /// `constraint`, `additional-property`, `undocumented-code`, `http-status`,
-    /// `envelope`, `unknown-operation`.
+    /// `envelope`, `unknown-operation`; and `not-checked` for a body the proxy forwarded
+    /// without checking it (larger than what its check budget had left).
     pub rule: String,
     /// What the spec allows.
     pub expected: String,

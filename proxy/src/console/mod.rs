@@ -6,10 +6,13 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
-use licensing_sim::host::{AdminChecks, Console, REDACTED, is_secret, redact};
+use licensing_sim::host::{AdminChecks, Console, REDACTED, is_secret};
 use maud::{Markup, html};
 
-use crate::conformance::{Deviation, DeviationLog, RecordedMessage};
+use crate::conformance::{
+    Deviation, DeviationLog, RecordedMessage,
+    json::{self, JsonOut},
+};
 
 /// Deviations a page shows at most (the newest).
 pub(crate) const MAX_SHOWN: usize = 500;
@@ -116,14 +119,13 @@ fn message(message: &RecordedMessage, request: bool) -> Markup {
     }
 }
 
-/// A recorded body as the journal shows one: JSON pretty and redacted; anything else by
-/// its size (it cannot be searched for secrets).
+/// A recorded body as the journal shows one: JSON indented, its secret fields redacted
+/// (rewritten as it is read, building no tree of it); anything else by its size (it
+/// cannot be searched for secrets).
 fn shown_body(body: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(body) {
-        Ok(mut value) => {
-            redact(&mut value);
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        }
+    let mut out = JsonOut::new(usize::MAX);
+    match json::rewrite(body.as_bytes(), &mut out) {
+        Ok(()) => json::pretty(&out.finish().0),
         Err(_) => format!("[{} bytes, not JSON]", body.len()),
     }
 }

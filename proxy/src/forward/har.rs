@@ -1,6 +1,7 @@
 //! Recording exchanges as HAR 1.2 (the format browsers and most HTTP tools read), with
-//! every credential redacted, filtered by operation and outcome, bounded in entries and in
-//! body size.
+//! every credential redacted (the secret headers, parameters and fields by their name, and
+//! each of their values wherever else it appears in the exchange), filtered by operation
+//! and outcome, bounded in entries and in body size.
 
 use std::{
     sync::{Mutex, PoisonError},
@@ -18,7 +19,11 @@ use licensing_sim::{
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::conformance::{Deviation, RecordedExchange, RecordedMessage};
+use crate::conformance::{
+    Deviation, RecordedExchange, RecordedMessage,
+    json::{self, JsonOut},
+    secrets::Secrets,
+};
 
 /// The most entries a recording keeps unless configured otherwise.
 pub const DEFAULT_RECORD_MAX_ENTRIES: usize = 10_000;
@@ -64,6 +69,35 @@ pub(crate) struct Exchange<'a> {
     pub proxy_reply: Option<&'a Response<Body>>,
     pub deviations: &'a [Deviation],
     pub outcome: Outcome,
+    /// The exchange's credentials, replaced wherever they appear.
+    pub secrets: &'a Secrets,
+}
+
+/// The credentials an exchange carried: the values of its secret headers (and cookies),
+/// query parameters and body fields, request and reply.
+pub(crate) fn secrets(
+    parts: &Parts,
+    request_body: &[u8],
+    reply: Option<(StatusCode, &HeaderMap, &Bytes)>,
+) -> Secrets {
+    let mut secrets = Secrets::default();
+    let mut headers = |map: &HeaderMap| {
+        for (name, value) in map {
+            secrets.add_header(name.as_str(), &String::from_utf8_lossy(value.as_bytes()));
+        }
+    };
+    headers(&parts.headers);
+    if let Some((_, reply_headers, _)) = reply {
+        headers(reply_headers);
+    }
+    for (name, value) in form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()) {
+        secrets.add_pair(&name, &value);
+    }
+    secrets.add_body(request_body);
+    if let Some((_, _, body)) = reply {
+        secrets.add_body(body);
+    }
+    secrets
 }
 
 #[derive(Default)]
@@ -138,25 +172,24 @@ impl Recording {
         }
     }
 
-    pub(crate) fn record(&self, exchange: Exchange<'_>) {
-        {
-            let state = self.state();
-            if !state.recording {
-                return;
-            }
-            let operation = exchange.operation.unwrap_or_default();
-            if state
+    /// Whether an exchange of `operation` with `outcome` is recorded now.
+    pub(crate) fn wants(&self, operation: Option<&str>, outcome: Outcome) -> bool {
+        let state = self.state();
+        let operation = operation.unwrap_or_default();
+        state.recording
+            && state
                 .operations
                 .as_ref()
-                .is_some_and(|ops| !ops.iter().any(|o| o == operation))
-                || state
-                    .outcomes
-                    .as_ref()
-                    .is_some_and(|o| !o.contains(&exchange.outcome.into()))
-            {
-                return;
-            }
-        }
+                .is_none_or(|ops| ops.iter().any(|o| o == operation))
+            && state
+                .outcomes
+                .as_ref()
+                .is_none_or(|o| o.contains(&outcome.into()))
+    }
+
+    /// Keeps an exchange that [`Recording::wants`] (asked before its credentials were
+    /// collected: an entry is never built without them).
+    pub(crate) fn record(&self, exchange: Exchange<'_>) {
         // Built outside the lock: concurrent exchanges do not wait on each other's JSON.
         let entry = entry(&exchange);
         let mut state = self.state();
@@ -179,59 +212,49 @@ fn har(entries: &[Value]) -> Value {
     }})
 }
 
-/// Every field whose name says it holds a secret, at any depth, replaced.
-pub(crate) fn redact(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                if is_secret(k) {
-                    *v = Value::String(REDACTED.into());
-                } else {
-                    redact(v);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(redact),
-        _ => {}
-    }
-}
-
 /// A message's headers, credentials and cookies redacted.
-fn header_pairs(map: &HeaderMap) -> impl Iterator<Item = (&str, String)> {
+fn header_pairs<'m>(
+    map: &'m HeaderMap,
+    secrets: &'m Secrets,
+) -> impl Iterator<Item = (&'m str, String)> {
     map.iter().map(|(name, value)| {
         let shown = if is_secret(name.as_str()) || name.as_str().contains("cookie") {
             REDACTED.to_string()
         } else {
-            String::from_utf8_lossy(value.as_bytes()).into_owned()
+            secrets
+                .redact(&String::from_utf8_lossy(value.as_bytes()))
+                .into_owned()
         };
         (name.as_str(), shown)
     })
 }
 
-fn headers(map: &HeaderMap) -> Vec<Value> {
-    header_pairs(map)
+fn headers(map: &HeaderMap, secrets: &Secrets) -> Vec<Value> {
+    header_pairs(map, secrets)
         .map(|(name, value)| json!({"name": name, "value": value}))
         .collect()
 }
 
 /// The request's URL as recorded: credentials in the query redacted; and the query's
 /// pairs as shown.
-fn shown_url(parts: &Parts) -> (String, Vec<(String, String)>) {
+fn shown_url(parts: &Parts, secrets: &Secrets) -> (String, Vec<(String, String)>) {
     let mut shown_query = Vec::new();
     for (name, value) in form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()) {
         let value = if is_secret(&name) {
             REDACTED.to_string()
         } else {
-            value.into_owned()
+            secrets.redact(&value).into_owned()
         };
-        shown_query.push((name.into_owned(), value));
+        shown_query.push((secrets.redact(&name).into_owned(), value));
     }
     let host = parts
         .headers
         .get("host")
         .and_then(|h| h.to_str().ok())
         .unwrap_or("localhost");
-    let mut url = format!("http://{host}{}", parts.uri.path());
+    let host = secrets.redact(host);
+    let path = secrets.redact(parts.uri.path());
+    let mut url = format!("http://{host}{path}");
     if !shown_query.is_empty() {
         let encoded: String = form_urlencoded::Serializer::new(String::new())
             .extend_pairs(&shown_query)
@@ -243,9 +266,9 @@ fn shown_url(parts: &Parts) -> (String, Vec<(String, String)>) {
 
 /// The exchange as the console's Conformance page shows it, redacted as a recording is.
 pub(crate) fn recorded(x: &Exchange<'_>) -> RecordedExchange {
-    let (url, _) = shown_url(x.parts);
+    let (url, _) = shown_url(x.parts, x.secrets);
     let pairs = |h: &HeaderMap| {
-        header_pairs(h)
+        header_pairs(h, x.secrets)
             .map(|(k, v)| (k.to_string(), v))
             .collect::<Vec<_>>()
     };
@@ -254,13 +277,13 @@ pub(crate) fn recorded(x: &Exchange<'_>) -> RecordedExchange {
         url,
         status: 0,
         headers: pairs(&x.parts.headers),
-        body: body_text(x.request_body).unwrap_or_default(),
+        body: body_text(x.request_body, x.secrets).unwrap_or_default(),
     };
     let reply = match (x.reply, x.proxy_reply) {
         (Some((status, h, body)), _) => RecordedMessage {
             status: status.as_u16(),
             headers: pairs(h),
-            body: body_text(body).unwrap_or_default(),
+            body: body_text(body, x.secrets).unwrap_or_default(),
             ..RecordedMessage::default()
         },
         (None, Some(own)) => RecordedMessage {
@@ -273,26 +296,25 @@ pub(crate) fn recorded(x: &Exchange<'_>) -> RecordedExchange {
     RecordedExchange { request, reply }
 }
 
-/// A body as HAR text: JSON with its secrets redacted, else its size only.
-fn body_text(bytes: &[u8]) -> Option<String> {
+/// A body as HAR text: compact JSON with its secret fields and the exchange's credentials
+/// redacted (rewritten as it is read: no tree of it), else its size only.
+fn body_text(bytes: &[u8], secrets: &Secrets) -> Option<String> {
     if bytes.is_empty() {
         return None;
     }
     if bytes.len() > MAX_BODY_TEXT {
         return Some(json!({"omitted": bytes.len()}).to_string());
     }
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(mut value) => {
-            redact(&mut value);
-            Some(value.to_string())
-        }
+    let mut out = JsonOut::new(usize::MAX).credentials(secrets);
+    match json::rewrite(bytes, &mut out) {
+        Ok(()) => Some(out.finish().0),
         Err(_) => Some(json!({"notJson": bytes.len()}).to_string()),
     }
 }
 
 fn entry(x: &Exchange<'_>) -> Value {
     let parts = x.parts;
-    let (url, shown_query) = shown_url(parts);
+    let (url, shown_query) = shown_url(parts, x.secrets);
     let query: Vec<Value> = shown_query
         .iter()
         .map(|(name, value)| json!({"name": name, "value": value}))
@@ -308,9 +330,9 @@ fn entry(x: &Exchange<'_>) -> Value {
     request.insert("url".into(), url.into());
     request.insert("httpVersion".into(), format!("{:?}", parts.version).into());
     request.insert("cookies".into(), json!([]));
-    request.insert("headers".into(), headers(&parts.headers).into());
+    request.insert("headers".into(), headers(&parts.headers, x.secrets).into());
     request.insert("queryString".into(), query.into());
-    if let Some(text) = body_text(x.request_body) {
+    if let Some(text) = body_text(x.request_body, x.secrets) {
         request.insert(
             "postData".into(),
             json!({"mimeType": mime(&parts.headers), "text": text}),
@@ -320,8 +342,16 @@ fn entry(x: &Exchange<'_>) -> Value {
     request.insert("bodySize".into(), x.request_body.len().into());
     let (status, reply_headers, reply_body): (u16, Vec<Value>, Option<String>) =
         match (x.reply, x.proxy_reply) {
-            (Some((status, h, body)), _) => (status.as_u16(), headers(h), body_text(body)),
-            (None, Some(own)) => (own.status().as_u16(), headers(own.headers()), None),
+            (Some((status, h, body)), _) => (
+                status.as_u16(),
+                headers(h, x.secrets),
+                body_text(body, x.secrets),
+            ),
+            (None, Some(own)) => (
+                own.status().as_u16(),
+                headers(own.headers(), x.secrets),
+                None,
+            ),
             (None, None) => (0, Vec::new(), None),
         };
     let size = x.reply.map_or(0, |(_, _, b)| b.len());

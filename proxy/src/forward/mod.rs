@@ -21,13 +21,15 @@ use licensing_sim::host::{AdminChecks, Console, Handler};
 use serde_json::{Value, json};
 
 mod admin;
+pub(crate) mod budget;
 pub(crate) mod har;
 pub(crate) mod upstream;
 
 use crate::{
     check::{self, contract::Contract, fast::Code, schema::Finding},
-    conformance::{Deviation, DeviationLog, Direction},
+    conformance::{Deviation, DeviationLog, Direction, escape, secrets::Secrets},
 };
+use budget::CheckBudget;
 use har::{Exchange, Outcome, Recording};
 use upstream::{Failed, Upstream};
 
@@ -42,7 +44,11 @@ pub(crate) struct Shared {
     pub upstream: Upstream,
     pub report: Option<Mutex<File>>,
     pub strict: bool,
+    /// The admin checks: the recording's routes, the console, and the upstream's admin
+    /// API before anything of it is forwarded.
     pub admin: AdminChecks,
+    /// Bytes of bodies under check at once.
+    pub budget: CheckBudget,
     pub recorder: Recording,
     pub ids: Ids,
     /// The deviating exchanges the console's Conformance page shows.
@@ -110,10 +116,14 @@ impl Handler for App {
 
     fn refuse(&self, parts: &Parts) -> Option<Response<Body>> {
         let path = parts.uri.path();
-        if path.starts_with(admin::PREFIX) {
-            self.0.admin.refusal(parts)
-        } else if is_console(path) {
+        if is_console(path) {
             self.0.pages.refuse(parts)
+        } else if path.starts_with(licensing_sim::ADMIN_PREFIX) {
+            // The recording's routes, and the upstream's admin API: forwarded with the
+            // proxy's own `Host`, the upstream's checks would pass a page that rebinds
+            // its name to the proxy's address. So the proxy applies them (the simulator's
+            // own) before the body is read and anything is sent on.
+            self.0.admin.refusal(parts)
         } else {
             None
         }
@@ -257,8 +267,15 @@ async fn exchange(shared: &Shared, parts: Parts, body: Result<Bytes, String>) ->
         (_, false) => Vec::new(),
         (Some(m), true) => {
             let query = query_pairs(&parts);
-            check::request(&shared.contract, m, &query, &parts.headers, &body)
+            let room = shared.budget.reserve(body.len());
+            let shown = room.as_ref().ok().map(|_| &body[..]);
+            let mut found = check::request(&shared.contract, m, &query, &parts.headers, shown);
+            if let Err(held) = room {
+                found.push(check::not_checked(body.len(), held, shared.budget.limit()));
+            }
+            found
         }
+        (None, true) if check::browser_noise(parts.method.as_str(), path) => Vec::new(),
         (None, true) => vec![check::unknown_operation(parts.method.as_str(), path)],
     };
     // A request sent without a body (a GET) goes on without one, not with an empty one.
@@ -275,40 +292,36 @@ async fn exchange(shared: &Shared, parts: Parts, body: Result<Bytes, String>) ->
         .await;
     let (reply_found, outcome, reply) = match sent {
         Err(Failed(status, message)) => {
-            tracing::warn!(exchange = %id, operation, %message, "proxy error");
+            tracing::warn!(exchange = %id, operation, message = %escape(&message), "proxy error");
             let response = own_reply(status, json!({"message": message, "exchange": id}));
             (Vec::new(), Outcome::ProxyError, Err(response))
         }
         Ok((status, headers, reply_body)) => {
-            // The common case first: a documented reply that departs from nothing, read
-            // without building its tree. Otherwise parsed once, for the checks and the
-            // outcome.
-            let clean = match (&matched, checked) {
-                (Some(m), true) => {
-                    check::reply_clean(&shared.contract, m.contract, status.as_u16(), &reply_body)
-                }
-                _ => None,
-            };
-            let (reply_found, business_error) = match clean {
-                Some(code) => (Vec::new(), matches!(code, Code::Text(_))),
-                None => {
-                    let parsed: Option<Value> = serde_json::from_slice(&reply_body).ok();
-                    let found = match (&matched, checked) {
-                        (Some(m), true) => check::reply(
-                            &shared.contract,
-                            m.contract,
-                            status.as_u16(),
-                            &reply_body,
-                            parsed.as_ref(),
-                        ),
-                        _ => Vec::new(),
-                    };
-                    let text = parsed
-                        .as_ref()
-                        .and_then(|v| v.get("code"))
-                        .is_some_and(Value::is_string);
-                    (found, text)
-                }
+            let (reply_found, business_error) = match (&matched, checked) {
+                (Some(m), true) => match shared.budget.reserve(reply_body.len()) {
+                    // The common case first: a documented reply that departs from
+                    // nothing, read without a finding's allocations.
+                    Ok(_room) => match check::reply_clean(
+                        &shared.contract,
+                        m.contract,
+                        status.as_u16(),
+                        &reply_body,
+                    ) {
+                        Some(code) => (Vec::new(), matches!(code, Code::Text(_))),
+                        None => {
+                            check::reply(&shared.contract, m.contract, status.as_u16(), &reply_body)
+                        }
+                    },
+                    Err(held) => (
+                        vec![check::not_checked(
+                            reply_body.len(),
+                            held,
+                            shared.budget.limit(),
+                        )],
+                        check::code_is_text(&reply_body),
+                    ),
+                },
+                _ => (Vec::new(), check::code_is_text(&reply_body)),
             };
             let outcome = if !reply_found.is_empty() || !request_found.is_empty() {
                 Outcome::Deviation
@@ -320,7 +333,8 @@ async fn exchange(shared: &Shared, parts: Parts, body: Result<Bytes, String>) ->
             (reply_found, outcome, Ok((status, headers, reply_body)))
         }
     };
-    let strict = shared.strict && !reply_found.is_empty();
+    // A reply forwarded unchecked (over the check budget) is not refused for it.
+    let strict = shared.strict && reply_found.iter().any(|f| f.rule != "not-checked");
     let mut found: Vec<Deviation> = Vec::new();
     if !request_found.is_empty() || !reply_found.is_empty() {
         let time = rfc3339(started_at);
@@ -339,6 +353,23 @@ async fn exchange(shared: &Shared, parts: Parts, body: Result<Bytes, String>) ->
             &time,
         ));
     }
+    // What is kept of the exchange (the report, the console, the recording) has every
+    // credential it carried replaced wherever it appears: collected only when something
+    // is kept.
+    let recorded = shared.recorder.wants(operation, outcome);
+    let kept = !found.is_empty() || recorded;
+    let reply_parts = reply.as_ref().ok().map(|(s, h, b)| (*s, h, b));
+    let secrets = if kept {
+        har::secrets(&parts, &body, reply_parts)
+    } else {
+        Secrets::default()
+    };
+    if !secrets.is_empty() {
+        for deviation in &mut found {
+            redact(&mut deviation.pointer, &secrets);
+            redact(&mut deviation.actual, &secrets);
+        }
+    }
     report(shared, &found);
     tracing::debug!(exchange = %id, operation, deviations = found.len(), ?outcome, "exchange");
     let exchange = Exchange {
@@ -348,17 +379,20 @@ async fn exchange(shared: &Shared, parts: Parts, body: Result<Bytes, String>) ->
         duration: started.elapsed(),
         parts: &parts,
         request_body: &body,
-        reply: reply.as_ref().ok().map(|(s, h, b)| (*s, h, b)),
+        reply: reply_parts,
         proxy_reply: reply.as_ref().err(),
         deviations: &found,
         outcome,
+        secrets: &secrets,
     };
     if !found.is_empty() {
         shared
             .deviations
             .push(&id, har::recorded(&exchange), found.clone());
     }
-    shared.recorder.record(exchange);
+    if recorded {
+        shared.recorder.record(exchange);
+    }
     // Built once the recording no longer borrows the reply: the upstream's moves in.
     let mut response = match reply {
         Err(own) => own,
@@ -372,6 +406,13 @@ async fn exchange(shared: &Shared, parts: Parts, body: Result<Bytes, String>) ->
     };
     stamp(&mut response, found.len(), id);
     response
+}
+
+/// `text` with the exchange's credentials replaced.
+fn redact(text: &mut String, secrets: &Secrets) {
+    if let std::borrow::Cow::Owned(shown) = secrets.redact(text) {
+        *text = shown;
+    }
 }
 
 /// The error `--strict` answers instead of a departing reply.

@@ -294,6 +294,11 @@ impl Upstream {
                 None if joined.is_empty() => first = Some(data),
                 None => joined.extend_from_slice(&data),
                 Some(earlier) => {
+                    // The declared length at once (it is within the cap): grown by
+                    // doubling, a large reply would be held two or three times over
+                    // while it is copied.
+                    let expected = declared.unwrap_or(0).max(len) as usize;
+                    joined.reserve_exact(expected);
                     joined.extend_from_slice(&earlier);
                     joined.extend_from_slice(&data);
                 }

@@ -10,10 +10,12 @@ use serde_json::Value;
 mod replay;
 mod seed;
 
-pub use replay::{Difference, Replay, Tokens, replay};
+pub use replay::{
+    Difference, Replay, ReplayOptions, Tokens, is_simulator, recorded_writes, replay,
+};
 pub use seed::{SEED_PASSWORD, seed_from_recording};
 
-use crate::conformance::{Deviation, Direction};
+use crate::conformance::{Deviation, Direction, escape};
 
 /// The largest recording the tools read: 1 GiB.
 const MAX_RECORDING_BYTES: u64 = 1024 * 1024 * 1024;
@@ -108,11 +110,13 @@ pub struct Report {
 }
 
 impl Report {
-    /// The report for people.
+    /// The report for people: every value read from the recording (names, pointers,
+    /// quotes, bodies) [`escape`]d, so that whatever the traffic held neither starts a
+    /// line of its own nor reaches the terminal as a control sequence.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         for op in &self.operations {
-            let name = op.operation_id.as_deref().unwrap_or("(no operation)");
+            let name = escape(op.operation_id.as_deref().unwrap_or("(no operation)"));
             let _ = writeln!(
                 out,
                 "{name}: {} calls, {} deviations",
@@ -120,30 +124,30 @@ impl Report {
             );
             for rule in &op.rules {
                 let d = &rule.first;
-                let _ = writeln!(out, "  {} x{}", rule.rule, rule.count);
+                let _ = writeln!(out, "  {} x{}", escape(&rule.rule), rule.count);
                 let _ = writeln!(
                     out,
                     "    first: {} {} {}: expected {}, got {}",
-                    rule.pair.exchange,
+                    escape(&rule.pair.exchange),
                     match d.direction {
                         Direction::Request => "request",
                         Direction::Reply => "reply",
                     },
                     if d.pointer.is_empty() {
-                        "(whole)"
+                        "(whole)".into()
                     } else {
-                        &d.pointer
+                        escape(&d.pointer)
                     },
-                    d.expected,
-                    d.actual
+                    escape(&d.expected),
+                    escape(&d.actual)
                 );
-                let _ = writeln!(out, "    > {}", rule.pair.request);
+                let _ = writeln!(out, "    > {}", escape(&rule.pair.request));
                 if let Some(body) = &rule.pair.request_body {
-                    let _ = writeln!(out, "    > {body}");
+                    let _ = writeln!(out, "    > {}", escape(body));
                 }
                 let _ = writeln!(out, "    < {}", rule.pair.status);
                 if let Some(body) = &rule.pair.reply_body {
-                    let _ = writeln!(out, "    < {body}");
+                    let _ = writeln!(out, "    < {}", escape(body));
                 }
             }
         }

@@ -1,15 +1,108 @@
 //! A recording's requests re-sent in order to another deployment (a simulator, a new
 //! platform version), each reply compared with the recorded one by HTTP status, business
 //! `code` and shape (the same fields with the same JSON types, the same list lengths;
-//! values aside).
+//! values aside). Read-only unless told otherwise: a recorded write (an order, added
+//! employees, a password reset) repeated against a live deployment would apply again, so
+//! only the documents' reads are re-sent, and the writes are counted.
 
 use std::{fmt::Write as _, path::Path, time::Duration};
 
+use licensing_sdk::operations::{self, Method};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::entries;
-use crate::check::schema::{self, json_type};
+use crate::{
+    check::schema::{self, json_type},
+    conformance::escape,
+};
+
+/// What a replay re-sends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReplayOptions {
+    /// Also the recorded writes: every request but a `GET` of an operation the documents
+    /// mark `x-idempotent: true`. Off by default.
+    pub writes: bool,
+}
+
+/// Whether a recorded request is a write: anything but a `GET` of an operation the
+/// documents mark `x-idempotent: true` (the reads). A request of no operation is a read
+/// only as a `GET` or `HEAD`.
+fn is_write(entry: &Value) -> bool {
+    let method = entry
+        .pointer("/request/method")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let operation = entry
+        .get("_operationId")
+        .and_then(Value::as_str)
+        .and_then(operations::find);
+    match operation {
+        Some(op) => !(op.idempotent && op.method == Method::Get && method == "GET"),
+        None => !matches!(method, "GET" | "HEAD"),
+    }
+}
+
+/// An entry's operation, or its method and path when it has none.
+fn named(entry: &Value) -> String {
+    match entry.get("_operationId").and_then(Value::as_str) {
+        Some(operation) => operation.to_string(),
+        None => {
+            let text = |p: &str| entry.pointer(p).and_then(Value::as_str).unwrap_or("");
+            let url = text("/request/url");
+            let path = reqwest::Url::parse(url).map_or(url.to_string(), |u| u.path().to_string());
+            format!("{} {path}", text("/request/method"))
+        }
+    }
+}
+
+/// The writes a recording holds, per operation in the order first seen: what a replay
+/// with [`ReplayOptions::writes`] repeats.
+pub fn recorded_writes(path: &Path) -> Result<Vec<(String, usize)>, String> {
+    let mut writes: Vec<(String, usize)> = Vec::new();
+    for entry in entries(path)?.iter().filter(|e| is_write(e)) {
+        let name = named(entry);
+        match writes.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, count)) => *count += 1,
+            None => writes.push((name, 1)),
+        }
+    }
+    Ok(writes)
+}
+
+/// Whether `against` is a simulator (`licensing-sim`, directly or through a proxy): its
+/// admin API answers `GET /__sandbox/v1/clock` with the clock. A simulator with an admin
+/// token answers `401` and is not recognised this way.
+pub async fn is_simulator(against: &str) -> bool {
+    let Ok(base) = reqwest::Url::parse(against) else {
+        return false;
+    };
+    let Ok(url) = base.join("/__sandbox/v1/clock") else {
+        return false;
+    };
+    let Ok(http) = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+    else {
+        return false;
+    };
+    let Ok(reply) = http.get(url).send().await else {
+        return false;
+    };
+    if !reply.status().is_success() {
+        return false;
+    }
+    // A clock is a few dozen bytes: a larger answer is not one.
+    let Ok(bytes) = reply.bytes().await else {
+        return false;
+    };
+    bytes.len() < 4096
+        && serde_json::from_slice::<Value>(&bytes).is_ok_and(|clock| {
+            clock.get("now").is_some_and(Value::is_i64)
+                && clock.get("frozen").is_some_and(Value::is_boolean)
+        })
+}
 
 /// The credentials a replay sends (the recording holds none).
 #[derive(Clone)]
@@ -55,12 +148,16 @@ pub struct Replay {
     pub sent: usize,
     /// Entries without a recorded reply (the upstream could not be reached), not sent.
     pub skipped: usize,
+    /// Recorded writes not sent (without [`ReplayOptions::writes`]).
+    #[serde(rename = "writesSkipped")]
+    pub writes_skipped: usize,
     /// Replies that differ.
     pub differences: Vec<Difference>,
 }
 
 impl Replay {
-    /// The result for people.
+    /// The result for people: one line per difference, whatever the recording holds
+    /// (every value from it [`escape`]d).
     pub fn to_text(&self) -> String {
         let mut out = format!(
             "{} requests replayed, {} skipped, {} differences\n",
@@ -68,21 +165,28 @@ impl Replay {
             self.skipped,
             self.differences.len()
         );
+        if self.writes_skipped > 0 {
+            let _ = writeln!(
+                out,
+                "{} recorded writes not repeated (--writes repeats them)",
+                self.writes_skipped
+            );
+        }
         for d in &self.differences {
             let _ = writeln!(
                 out,
                 "  {} {} ({}): {} {}differs: recorded {}, replayed {}",
-                d.exchange,
-                d.operation_id.as_deref().unwrap_or("-"),
-                d.request,
-                d.what,
+                escape(&d.exchange),
+                escape(d.operation_id.as_deref().unwrap_or("-")),
+                escape(&d.request),
+                escape(&d.what),
                 if d.pointer.is_empty() {
                     String::new()
                 } else {
-                    format!("at {} ", d.pointer)
+                    format!("at {} ", escape(&d.pointer))
                 },
-                d.recorded,
-                d.replayed
+                escape(&d.recorded),
+                escape(&d.replayed)
             );
         }
         out
@@ -149,8 +253,40 @@ fn nonce() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `licensing-proxy replay FILE.har --against URL`.
-pub async fn replay(path: &Path, against: &str, tokens: &Tokens) -> Result<Replay, String> {
+/// The largest reply body compared, as a recording keeps one (larger: `{"omitted":
+/// bytes}`, as recorded).
+const MAX_COMPARED_BYTES: usize = 1024 * 1024;
+
+/// A replayed reply's body as JSON (`null` when it is not), read no further than
+/// [`MAX_COMPARED_BYTES`]: a larger one stands as a recording keeps it, by its size.
+async fn read_reply(mut reply: reqwest::Response) -> Value {
+    let mut body = Vec::new();
+    loop {
+        match reply.chunk().await {
+            Ok(Some(chunk)) => {
+                if body.len() + chunk.len() > MAX_COMPARED_BYTES {
+                    let size = reply
+                        .content_length()
+                        .map_or(body.len() + chunk.len(), |n| n as usize);
+                    return serde_json::json!({ "omitted": size });
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => break,
+            Err(_) => return Value::Null,
+        }
+    }
+    serde_json::from_slice(&body).unwrap_or(Value::Null)
+}
+
+/// `licensing-proxy replay FILE.har --against URL`: the reads only unless `options` say
+/// otherwise.
+pub async fn replay(
+    path: &Path,
+    against: &str,
+    tokens: &Tokens,
+    options: ReplayOptions,
+) -> Result<Replay, String> {
     let base = reqwest::Url::parse(against)
         .ok()
         .filter(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
@@ -163,6 +299,7 @@ pub async fn replay(path: &Path, against: &str, tokens: &Tokens) -> Result<Repla
     let mut result = Replay {
         sent: 0,
         skipped: 0,
+        writes_skipped: 0,
         differences: Vec::new(),
     };
     for entry in entries(path)? {
@@ -173,6 +310,10 @@ pub async fn replay(path: &Path, against: &str, tokens: &Tokens) -> Result<Repla
             .unwrap_or(0);
         if recorded_status == 0 || text("/_outcome") == "proxyError" {
             result.skipped += 1;
+            continue;
+        }
+        if !options.writes && is_write(&entry) {
+            result.writes_skipped += 1;
             continue;
         }
         let recorded_url = reqwest::Url::parse(text("/request/url"))
@@ -225,12 +366,7 @@ pub async fn replay(path: &Path, against: &str, tokens: &Tokens) -> Result<Repla
         })?;
         result.sent += 1;
         let status = reply.status().as_u16() as u64;
-        let body: Value = reply
-            .bytes()
-            .await
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or(Value::Null);
+        let body = read_reply(reply).await;
         let recorded: Value =
             serde_json::from_str(text("/response/content/text")).unwrap_or(Value::Null);
         let mut differ = |what: &str, pointer: String, recorded: String, replayed: String| {

@@ -2,7 +2,7 @@
 //! the same way. The report reads the same recording; a replay against a simulator that
 //! lacks the records finds the differences.
 
-use licensing_proxy::tools::{self, Tokens};
+use licensing_proxy::tools::{self, ReplayOptions, Tokens};
 use licensing_sim::{DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN, Simulator};
 use serde_json::json;
 
@@ -72,13 +72,17 @@ async fn a_seed_from_a_recording_answers_its_reads_the_same_way() {
     assert_eq!(acme["members"][0]["assets"], json!(["8000000001"]));
 
     let copy = Simulator::builder().seed(seed).start().await.unwrap();
-    let same = tools::replay(&file, &copy.url(), &tokens()).await.unwrap();
+    let same = tools::replay(&file, &copy.url(), &tokens(), ReplayOptions::default())
+        .await
+        .unwrap();
     assert_eq!((same.sent, same.skipped), (reads.len(), 0));
     assert!(same.differences.is_empty(), "{}", same.to_text());
 
     // Against a simulator without those records, the reads differ, and say where.
     let empty = Simulator::start().await.unwrap();
-    let differ = tools::replay(&file, &empty.url(), &tokens()).await.unwrap();
+    let differ = tools::replay(&file, &empty.url(), &tokens(), ReplayOptions::default())
+        .await
+        .unwrap();
     let what: Vec<(&str, &str)> = differ
         .differences
         .iter()

@@ -153,7 +153,10 @@ async fn no_secret_reaches_the_report_the_recording_or_the_logs() {
         .unwrap();
     assert_eq!(refused.status(), 403);
     // SIGTERM: the proxy stops and writes the recording given with --record.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let _ = rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::TERM,
+    );
     let mut logs = String::new();
     child
         .stderr

@@ -40,6 +40,9 @@ pub(crate) fn command(base: &str, entry: &JournalEntry) -> String {
     }
     target.push_str(&quote("g_nonce="));
     target.push_str(NONCE);
+    // What the command cannot carry is said in comment lines before it: a comment after a
+    // continued line would end the command there (the `\\` is then the comment's).
+    let mut notes = Vec::new();
     let mut lines = vec![format!("curl -sS -X {} {target}", entry.method)];
     match service {
         Some(Service::Order) => {
@@ -59,21 +62,33 @@ pub(crate) fn command(base: &str, entry: &JournalEntry) -> String {
     match &entry.request_body {
         None => {}
         Some(Value::Object(map)) if map.len() == 1 && map.contains_key("omitted") => {
-            lines.push(format!(
-                "--data-binary @body.json  # the body ({} bytes) was too large for the journal",
+            notes.push(format!(
+                "# The body ({} bytes) was too large for the journal: put it in body.json.",
                 map["omitted"]
             ));
+            lines.push("--data-binary @body.json".to_string());
         }
-        Some(Value::String(note)) => {
-            lines.push(format!(
-                "--data-binary @body.json  # the body was not JSON: {}",
-                note.replace('\n', " ")
+        Some(Value::String(note)) if not_json(note).is_some() => {
+            let size = not_json(note).unwrap_or_default();
+            notes.push(format!(
+                "# The body ({size} bytes) was not JSON, and the journal keeps only its size: \
+                 put it in body.json."
             ));
+            lines.push("--data-binary @body.json".to_string());
         }
+        // Any other JSON body, a string included, is sent as the journal shows it.
         Some(body) => lines.push(format!("--data-raw {}", body_argument(body))),
     }
     lines.push(r#"-w '\nHTTP %{http_code}\n'"#.to_string());
-    lines.join(" \\\n  ")
+    notes.push(lines.join(" \\\n  "));
+    notes.join("\n")
+}
+
+/// The size in the journal's note for a body that was not JSON (`[12 bytes, not JSON]`);
+/// `None` for any other string, which is a JSON string body.
+fn not_json(text: &str) -> Option<&str> {
+    let size = text.strip_prefix('[')?.strip_suffix(" bytes, not JSON]")?;
+    (!size.is_empty() && size.bytes().all(|b| b.is_ascii_digit())).then_some(size)
 }
 
 /// A body as one shell word: the JSON single-quoted, with each redacted value read from an
@@ -218,6 +233,48 @@ mod tests {
             "{command}"
         );
         assert!(!command.contains(REDACTED), "{command}");
+    }
+
+    /// Each body the journal keeps gives a command whose lines all continue it: a note
+    /// comes before the command, never after a continued line.
+    #[test]
+    fn every_body_kind_gives_one_command() {
+        let bodies = [
+            None,
+            Some(serde_json::json!({"size": 2})),
+            Some(serde_json::json!("a JSON string")),
+            Some(serde_json::json!("[12 bytes, not JSON]")),
+            Some(serde_json::json!({"omitted": 70000})),
+        ];
+        for body in bodies {
+            let e = entry(
+                "allocateShellNums",
+                "POST",
+                "/order/api/order/v1/shellnums",
+                body.clone(),
+            );
+            let command = command("http://127.0.0.1:8080", &e);
+            let lines: Vec<&str> = command.lines().collect();
+            let start = lines.iter().position(|l| l.starts_with("curl ")).unwrap();
+            assert!(
+                lines[..start].iter().all(|l| l.starts_with("# ")),
+                "{command}"
+            );
+            for line in &lines[start..lines.len() - 1] {
+                assert!(line.ends_with(" \\") && !line.contains('#'), "{command}");
+            }
+            assert!(lines.last().unwrap().contains("-w '"), "{command}");
+            match body.as_ref().and_then(Value::as_str) {
+                Some("a JSON string") => {
+                    assert!(
+                        command.contains(r#"--data-raw '"a JSON string"'"#),
+                        "{command}"
+                    );
+                }
+                Some(_) => assert!(command.contains("(12 bytes) was not JSON"), "{command}"),
+                None => {}
+            }
+        }
     }
 
     #[test]

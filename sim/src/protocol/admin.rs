@@ -16,6 +16,9 @@ use axum::{
 
 use std::sync::Arc;
 
+// Tokens compared in constant time (rustls's own comparison, already in the build).
+use subtle::ConstantTimeEq as _;
+
 use super::{
     admin_error, auth,
     session::{self, SessionInfo, Sessions},
@@ -159,7 +162,7 @@ impl AdminAccess {
             return Ok(info);
         };
         let given = auth::bearer(&parts.headers);
-        if given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+        if given.is_some_and(|g| bool::from(g.as_bytes().ct_eq(token.as_bytes()))) {
             self.failures.succeeded(peer(parts));
             return Ok(info);
         }
@@ -181,7 +184,7 @@ impl AdminAccess {
             let shown = parts
                 .headers
                 .get(session::CSRF_HEADER)
-                .is_some_and(|v| constant_time_eq(v.as_bytes(), csrf.as_bytes()));
+                .is_some_and(|v| bool::from(v.as_bytes().ct_eq(csrf.as_bytes())));
             if changes_state(&parts.method) && !shown {
                 return Err(Refused::new(
                     StatusCode::FORBIDDEN,
@@ -209,7 +212,7 @@ impl AdminAccess {
         let Some(token) = &self.token else {
             return Ok(None);
         };
-        if !constant_time_eq(given.trim().as_bytes(), token.as_bytes()) {
+        if !bool::from(given.trim().as_bytes().ct_eq(token.as_bytes())) {
             return Err(self.failures.failed(peer(parts)));
         }
         self.failures.succeeded(peer(parts));
@@ -277,10 +280,6 @@ fn is_json(parts: &Parts) -> bool {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
-}
-
-pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use axum::{
 use licensing_sdk::{ErrorCode, operations::Service as OpService};
 
 use super::{
-    Answer, BodyUnread, Gate, ReadBody, auth,
+    Answer, BodyUnread, DropConnection, Gate, ReadBody, auth,
     hooks::{Effect, Exchange, Intercept},
     nonce,
 };
@@ -221,10 +221,6 @@ async fn checks(
     }
 }
 
-/// Unwinds the connection's task without a panic message: the connection is closed with
-/// no answer, as a crashed or cut-off server would.
-struct DroppedOnPurpose;
-
 /// Does `effect` to a reply.
 async fn apply(effect: Effect, response: Response) -> Response {
     {
@@ -233,7 +229,14 @@ async fn apply(effect: Effect, response: Response) -> Response {
             .await
             .unwrap_or_default();
         match effect {
-            Effect::Drop => std::panic::resume_unwind(Box::new(DroppedOnPurpose)),
+            Effect::Drop => {
+                // A signal, not an unwind: the server's connection task reads it and closes
+                // the connection with no answer. Unwinding the task did the same only where
+                // panics unwind; under `panic = "abort"` it ended the process.
+                let mut dropped = Response::new(Body::empty());
+                dropped.extensions_mut().insert(DropConnection);
+                dropped
+            }
             // Applied before the exchange was recorded ([`gate`]).
             Effect::Rewrite(_) => Response::from_parts(parts, Body::from(bytes)),
             Effect::Malformed => {

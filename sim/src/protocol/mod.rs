@@ -48,6 +48,12 @@ pub(crate) type ReadBody = Result<Bytes, String>;
 #[derive(Clone, Debug)]
 pub(crate) struct BodyUnread(pub String);
 
+/// Marks a reply that must not be sent: the server closes its connection instead, with no
+/// answer, as a crashed or cut-off server would (the `dropConnection` fault). A reply
+/// extension the server's connection task reads, so that no task has to unwind for it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DropConnection;
+
 /// What the gate of every operation shares.
 pub(crate) struct Gate {
     pub db: Arc<Db>,

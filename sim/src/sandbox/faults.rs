@@ -96,7 +96,8 @@ impl Faults {
         if settings.rate_500 <= 0.0 && (settings.rate_80001 <= 0.0 || !user_center) {
             return None;
         }
-        let draw = unit_random();
+        // Uniform in [0, 1): a rate of 1.0 always fires, 0.0 never.
+        let draw = fastrand::f64();
         if draw < settings.rate_500 {
             Some(ErrorCode::NetworkException)
         } else if user_center && draw < settings.rate_500 + settings.rate_80001 {
@@ -105,13 +106,6 @@ impl Faults {
             None
         }
     }
-}
-
-/// Uniform in [0, 1).
-fn unit_random() -> f64 {
-    let mut bytes = [0u8; 8];
-    getrandom::fill(&mut bytes).expect("the operating system's random source is available");
-    (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64
 }
 
 #[cfg(test)]

@@ -18,6 +18,9 @@ pub(super) struct Activity {
     pub(super) abandoned: AtomicU32,
     /// Bytes of its replies counted against the reply budget: what closing it gives back.
     pub(super) reply_bytes: AtomicUsize,
+    /// Set when a reply asked for the connection to be closed with no answer
+    /// ([`DropConnection`]).
+    pub(super) dropped: AtomicBool,
     /// Wakes the connection's task when it is asked to close, or has given up too many
     /// replies. Phase changes do not: they are on every request's path, and the task
     /// looks at the phase often enough anyway (see [`Activity::next_check`]).
@@ -56,6 +59,7 @@ impl Activity {
             evict: AtomicBool::new(false),
             abandoned: AtomicU32::new(0),
             reply_bytes: AtomicUsize::new(0),
+            dropped: AtomicBool::new(false),
             changed: Notify::new(),
         }
     }
@@ -108,6 +112,13 @@ impl Activity {
         let soonest = Instant::now() + shortest;
         self.deadline(limits)
             .map_or(soonest, |(at, _)| at.min(soonest))
+    }
+
+    /// Asks the connection's task to close the connection now, with no answer to what is
+    /// in progress.
+    fn drop_now(&self) {
+        self.dropped.store(true, Ordering::Relaxed);
+        self.changed.notify_one();
     }
 
     /// Whether no request is in progress.
@@ -251,6 +262,20 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
     }
 }
 
+/// The service's error for a reply that must not be sent ([`DropConnection`]). hyper writes
+/// nothing for it: over HTTP/1.1 the connection ends with it, over HTTP/2 the stream is
+/// reset, and the connection's task closes the connection (see [`Activity::drop_now`]).
+#[derive(Debug)]
+pub(super) struct Dropped;
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("closed with no answer, as the reply asked (a dropConnection fault)")
+    }
+}
+
+impl std::error::Error for Dropped {}
+
 /// The app behind the server's limits, for one connection: it marks the request in
 /// progress, reads its body within the budget and the body timeout, and holds both until
 /// the reply has been sent.
@@ -268,8 +293,8 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for Limited<H> {
     // The reply's body wrapped as it is: boxing it again would cost an allocation per
     // request.
     type Response = Response<Sending>;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<Sending>, Infallible>> + Send>>;
+    type Error = Dropped;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Sending>, Dropped>> + Send>>;
 
     fn call(&self, req: Request<Incoming>) -> Self::Future {
         let busy = self.activity.begin(req.version());
@@ -293,6 +318,10 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for Limited<H> {
                     response
                 }
             };
+            if response.extensions().get::<DropConnection>().is_some() {
+                this.activity.drop_now();
+                return Err(Dropped);
+            }
             // A refusal of a wrong admin token leaves no earlier than its address's turn.
             if let Some(NotBefore(at)) = response.extensions().get::<NotBefore>().copied() {
                 tokio::time::sleep_until(at).await;
@@ -482,6 +511,11 @@ async fn drive<S, H: Handler>(
             }
             Event::Shutdown => break,
             Event::Changed => {
+                // Closed at once: no graceful shutdown, so nothing more is written.
+                if activity.dropped.load(Ordering::Relaxed) {
+                    tracing::debug!(%peer, "connection dropped with no answer, as a reply asked");
+                    return;
+                }
                 let abandoned = activity.abandoned.load(Ordering::Relaxed);
                 if abandoned >= H2_MAX_ABANDONED || (abandoned > 0 && activity.idle()) {
                     server.timed_out.fetch_add(1, Ordering::Relaxed);

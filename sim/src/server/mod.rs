@@ -23,7 +23,6 @@
 
 use std::{
     collections::HashMap,
-    convert::Infallible,
     future::Future,
     io,
     net::SocketAddr,
@@ -60,7 +59,7 @@ mod conn;
 mod reply;
 pub(crate) mod tls;
 
-use crate::protocol::{App, BodyUnread, MAX_BODY_BYTES, NotBefore, Peer, ReadBody};
+use crate::protocol::{App, BodyUnread, DropConnection, MAX_BODY_BYTES, NotBefore, Peer, ReadBody};
 use conn::{Activity, Registered, connection};
 
 /// What a server serves: each request, with its body read whole (or why it could not
@@ -365,6 +364,7 @@ impl Server {
 
 /// The open-file limit leaves room for `wanted` connections, or fewer.
 #[cfg(unix)]
+#[allow(unsafe_code)] // `getrlimit`: libc's call, with no safe wrapper in the build
 fn fit_to_descriptors(wanted: usize) -> usize {
     let mut limit = libc::rlimit {
         rlim_cur: 0,

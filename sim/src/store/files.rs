@@ -65,6 +65,8 @@ pub(crate) fn lock(path: &Path) -> Result<File, StateFileError> {
     {
         use std::os::fd::AsRawFd as _;
         // SAFETY: `flock` on a file descriptor this function owns; no memory is shared.
+        // (std's `File::try_lock` needs Rust 1.89, past the stated minimum.)
+        #[allow(unsafe_code)]
         let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if locked != 0 {
             let e = io::Error::last_os_error();

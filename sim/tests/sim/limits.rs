@@ -597,3 +597,55 @@ async fn a_body_larger_than_one_request_may_send_is_a_malformed_request() {
     );
     sim.shutdown().await.unwrap();
 }
+
+/// A `dropConnection` fault closes the connection with not a byte of a reply: the gate
+/// signals the server's connection task, which closes it (no task unwinds, which under
+/// `panic = "abort"` would end the process). The server goes on: a keep-alive connection
+/// opened before is still served, and so is a new one.
+#[tokio::test]
+async fn a_drop_connection_fault_closes_with_no_answer_and_the_server_goes_on() {
+    use licensing_sim::admin::types::{Fault, FaultKind, FaultRuleSpec};
+    let sim = Simulator::builder().start().await.unwrap();
+    let addr = sim.addr();
+    let admin = sim.admin();
+    let body = allocate_body(0);
+    let request = || [allocate_head(addr, body.len()).into_bytes(), body.clone()].concat();
+
+    let mut before = TcpStream::connect(addr).await.unwrap();
+    before.write_all(&request()).await.unwrap();
+    assert_eq!(read_reply(&mut before).await.map(|(s, _)| s), Some(200));
+
+    admin
+        .create_fault()
+        .body(
+            FaultRuleSpec::builder()
+                .operation("allocateShellNums")
+                .fault(Fault::builder().kind(FaultKind::DropConnection)),
+        )
+        .send()
+        .await
+        .unwrap();
+    let mut dropped = TcpStream::connect(addr).await.unwrap();
+    dropped.write_all(&request()).await.unwrap();
+    let received = read_until_closed(&mut dropped, Duration::from_secs(10))
+        .await
+        .expect("the connection is closed");
+    assert!(
+        received.is_empty(),
+        "no byte of a reply: {:?}",
+        String::from_utf8_lossy(&received)
+    );
+    let journal = admin.list_journal().send().await.unwrap().into_inner();
+    assert!(
+        journal
+            .entries
+            .iter()
+            .any(|e| e.status == 0 && e.fault.is_some()),
+        "the dropped exchange is journalled without a reply"
+    );
+
+    admin.clear_faults().send().await.unwrap();
+    before.write_all(&request()).await.unwrap();
+    assert_eq!(read_reply(&mut before).await.map(|(s, _)| s), Some(200));
+    allocate(&client(&sim)).await;
+}

@@ -6,10 +6,9 @@ mod errors;
 mod fidelity;
 mod limits;
 mod operations;
-#[path = "../../../tests/support/pki.rs"]
-mod pki;
 mod protocol;
 mod routes;
 mod sandbox;
-mod support;
 mod tls;
+
+use licensing_test_support::{pki, sim as support};

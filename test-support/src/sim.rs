@@ -1,5 +1,5 @@
-//! Shared set-up for the simulator tests: a running simulator, SDK clients for it, a raw
-//! HTTP helper for requests the SDK refuses to send, and fixtures (an enterprise, asset
+//! The simulator tests' set-up (feature `sim`): a running simulator, SDK clients for it, a
+//! raw HTTP helper for requests the SDK refuses to send, and fixtures (an enterprise, asset
 //! numbers, orders).
 
 use std::num::NonZeroU32;
@@ -136,43 +136,7 @@ impl Env {
 
     /// An enterprise created with `createEnterprise` and a channel customer bound to it.
     pub async fn enterprise(&self, name: &str) -> Enterprise {
-        let created = self
-            .order
-            .create_enterprise()
-            .body(
-                ot::CreateEnterpriseRequest::builder()
-                    .crm_customer_id(format!("CRM-{name}"))
-                    .customer_name(name)
-                    .branch_name("North")
-                    .address(Some("1 Main Street".to_string())),
-            )
-            .await
-            .expect("createEnterprise");
-        let bound = self
-            .order
-            .bind_enterprise()
-            .body(
-                ot::BindEnterpriseRequest::builder()
-                    .channel_code("CH01")
-                    .channel_customer_id(format!("CC-{name}"))
-                    .customer_name(format!("{name} channel"))
-                    .branch_name("North")
-                    .enterprise_name(name)
-                    .password_mobile("13800000000"),
-            )
-            .await
-            .expect("bindEnterprise");
-        assert_eq!(bound.enterprise_global_id, created.enterprise_global_id);
-        Enterprise {
-            global_id: created.enterprise_global_id,
-            customer_id: bound.customer_id,
-            channel_customer_id: format!("CC-{name}"),
-            members: created
-                .members
-                .into_iter()
-                .map(|m| m.member_global_id)
-                .collect(),
-        }
+        enterprise(&self.order, name).await
     }
 
     pub async fn allocate(&self, size: u32) -> Vec<String> {
@@ -256,6 +220,46 @@ impl Env {
             )
             .await
             .expect("configureMemberAssets");
+    }
+}
+
+/// An enterprise created with `createEnterprise` and a channel customer bound to it: what
+/// most simulator tests start from.
+pub async fn enterprise(order: &order::Client, name: &str) -> Enterprise {
+    let created = order
+        .create_enterprise()
+        .body(
+            ot::CreateEnterpriseRequest::builder()
+                .crm_customer_id(format!("CRM-{name}"))
+                .customer_name(name)
+                .branch_name("North")
+                .address(Some("1 Main Street".to_string())),
+        )
+        .await
+        .expect("createEnterprise");
+    let bound = order
+        .bind_enterprise()
+        .body(
+            ot::BindEnterpriseRequest::builder()
+                .channel_code("CH01")
+                .channel_customer_id(format!("CC-{name}"))
+                .customer_name(format!("{name} channel"))
+                .branch_name("North")
+                .enterprise_name(name)
+                .password_mobile("13800000000"),
+        )
+        .await
+        .expect("bindEnterprise");
+    assert_eq!(bound.enterprise_global_id, created.enterprise_global_id);
+    Enterprise {
+        global_id: created.enterprise_global_id,
+        customer_id: bound.customer_id,
+        channel_customer_id: format!("CC-{name}"),
+        members: created
+            .members
+            .into_iter()
+            .map(|m| m.member_global_id)
+            .collect(),
     }
 }
 

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# What the spec changes do to each consumer (`cargo xtask spec-diff`, see README "Changing
+# the spec"): the head's spec/ against the base's, where the base is
+#
+#   * $SPEC_DIFF_BASE when set (a revision, or a directory holding order.yaml and
+#     member.yaml);
+#   * else the merge base with origin/main, when there is one and it is not HEAD itself;
+#   * else the last release: the commit that last changed .ci/api-baseline (as
+#     .ci/semver.sh finds it).
+#
+# A breaking change fails the step unless
+#
+#   1. CHANGELOG.md's Unreleased section names it: its operation (`operationId`), or the
+#      component schema it is in, or `x-error-codes` for the document's own list; and
+#   2. each package spec-diff says must take a minor or major bump has it: its version at
+#      HEAD is above the base's by that much. While .ci/api-baseline says `published = no`
+#      nothing was released, so no version has to move yet.
+#
+# Then the proof of spec-diff's rules (`cargo xtask spec-diff-corpus`: 41 mutations, each
+# with an SDK build and tsc and mypy runs: about 30 s each, 21 minutes on 2 cores, plus
+# 2-3 minutes for the first build of the SDK's dependencies in its own target directory)
+# runs when what it
+# proves changed since the base (spec/, codegen/, xtask/src/spec_diff*, xtask/spec-diff/,
+# xtask/clients/), or always with SPEC_DIFF_CORPUS=1; SPEC_DIFF_CORPUS=0 skips it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=$SECONDS
+
+fail() {
+  echo "spec-diff.sh: $*" >&2
+  exit 1
+}
+
+if [[ -n ${SPEC_DIFF_BASE:-} ]]; then
+  base=$SPEC_DIFF_BASE
+elif git rev-parse -q --verify origin/main >/dev/null &&
+  merge_base=$(git merge-base HEAD origin/main) &&
+  [[ $merge_base != "$(git rev-parse HEAD)" ]]; then
+  base=$merge_base
+else
+  base=$(git log -1 --format=%H -- .ci/api-baseline)
+  [[ -n $base ]] || fail "no commit changed .ci/api-baseline: is this a shallow clone?"
+fi
+echo "== spec-diff against $base ==" >&2
+
+out=${CARGO_TARGET_DIR:-target}/spec-diff
+mkdir -p "$out"
+set +e
+cargo xtask spec-diff --base "$base" --format json >"$out/report.json"
+status=$?
+set -e
+cargo xtask spec-diff --base "$base" --format markdown >"$out/report.md" || true
+sed -e 's/^/  /' "$out/report.md"
+case $status in
+0) echo "spec-diff.sh: no consumer breaks" >&2 ;;
+1)
+  published=$(sed -n 's/^published = //p' .ci/api-baseline)
+  python3 - "$out/report.json" "$base" "$published" <<'PY' || fail "a breaking change is not recorded (above)"
+import json, re, subprocess, sys
+
+report = json.load(open(sys.argv[1]))
+base, published = sys.argv[2], sys.argv[3]
+text = open("CHANGELOG.md", encoding="utf-8").read()
+m = re.search(r"^## \[Unreleased\]$(.*?)^## ", text, re.S | re.M)
+unreleased = m.group(1) if m else ""
+problems = []
+for c in report["changes"]:
+    if "breaking" not in (c["wire"], c["rust"], c["typescript"], c["python"], c["schemas"]):
+        continue
+    schema = re.match(r"/components/schemas/([^/]+)", c["pointer"])
+    names = [schema.group(1)] if schema else []
+    names += [o.strip() for o in c["operation"].split(",") if o.strip() not in ("*", "(no operation)")]
+    if c["operation"] == "*":
+        names.append("x-error-codes")
+    if not any(re.search(r"\b" + re.escape(n) + r"\b", unreleased) for n in names):
+        problems.append(f"CHANGELOG.md Unreleased names none of {names}: {c['spec']}: {c['summary']}")
+
+def version(text):
+    m = re.search(r'^version = "([0-9]+)\.([0-9]+)\.([0-9]+)', text, re.M)
+    return tuple(int(x) for x in m.groups()) if m else None
+
+meta = json.loads(subprocess.check_output(
+    ["cargo", "metadata", "--format-version", "1", "--no-deps", "--offline"]))
+root = meta["workspace_root"]
+for p in meta["packages"]:
+    bump = report["bump"].get(p["name"], "none")
+    if bump not in ("minor", "major") or published == "no":
+        continue
+    manifest = p["manifest_path"][len(root) + 1:]
+    try:
+        old = version(subprocess.check_output(["git", "show", f"{base}:{manifest}"], text=True))
+    except subprocess.CalledProcessError:
+        continue  # a package the base did not have
+    new = tuple(int(x) for x in p["version"].split("-")[0].split("."))
+    # Below 1.0 the minor number is cargo's breaking position.
+    at = 0 if (bump == "major" or new[0] >= 1) else 1
+    if old is not None and new[: at + 1] <= old[: at + 1]:
+        problems.append(f"{p['name']} needs a {bump} bump: {'.'.join(map(str, old))} -> {p['version']}")
+for p in problems:
+    print("  " + p, file=sys.stderr)
+sys.exit(1 if problems else 0)
+PY
+  echo "spec-diff.sh: breaking changes, each recorded in CHANGELOG.md (and versioned once published)" >&2
+  ;;
+*) fail "spec-diff could not compare (exit $status, above)" ;;
+esac
+
+corpus=${SPEC_DIFF_CORPUS:-auto}
+if [[ $corpus == auto ]]; then
+  if [[ -d $base ]] || ! git diff --quiet "$base" HEAD -- spec codegen xtask/src/spec_diff.rs xtask/src/spec_diff xtask/spec-diff xtask/clients; then
+    corpus=1
+  else
+    corpus=0
+    echo "spec-diff.sh: the corpus's inputs did not change since $base: its proof is skipped (SPEC_DIFF_CORPUS=1 runs it)" >&2
+  fi
+fi
+if [[ $corpus == 1 ]]; then
+  corpus_started=$SECONDS
+  cargo xtask spec-diff-corpus
+  echo "spec-diff.sh: corpus proved in $((SECONDS - corpus_started)) s" >&2
+fi
+echo "spec-diff.sh: done in $((SECONDS - started)) s" >&2

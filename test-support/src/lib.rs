@@ -1,0 +1,20 @@
+//! The workspace's test helpers, written once and used as a dev-dependency (never
+//! published): each package's tests, benchmarks and `cargo xtask bench` take them from
+//! here instead of including another package's files.
+//!
+//! The modules that need more than the standard library are behind features, so that a
+//! package builds only what its tests use: `pki` (rcgen), `servers` (tokio), `sdk` (the SDK
+//! without a TLS feature), `sim` (the simulator and reqwest).
+
+pub mod heap;
+pub mod layers;
+pub mod orders;
+#[cfg(feature = "sdk")]
+pub mod partner;
+#[cfg(feature = "pki")]
+pub mod pki;
+#[cfg(feature = "servers")]
+pub mod proxy;
+pub mod raw;
+#[cfg(feature = "sim")]
+pub mod sim;
