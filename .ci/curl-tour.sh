@@ -11,6 +11,11 @@ fi
 
 tour=$(awk '/<!-- curl-tour -->/{found=1; next} found && /^```sh$/{inblock=1; next} inblock && /^```$/{exit} inblock' sim/README.md)
 [ -n "$tour" ] || { echo "curl-tour.sh: no tour found in sim/README.md" >&2; exit 1; }
+# The tour runs the binary where cargo puts it by default; CI builds elsewhere
+# (CARGO_TARGET_DIR), so the same path is read there.
+if [ -n "${CARGO_TARGET_DIR:-}" ]; then
+  tour=${tour//target\/debug\//$CARGO_TARGET_DIR/debug/}
+fi
 out=$(bash -euo pipefail -c "$tour" 2>&1) || { echo "$out"; echo "curl-tour.sh: the tour failed" >&2; exit 1; }
 echo "$out"
 check() {
