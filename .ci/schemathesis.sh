@@ -35,31 +35,42 @@ cargo build --quiet --locked -p licensing-sim --features bin --bin licensing-sim
 # Wherever cargo puts its output (CARGO_TARGET_DIR included).
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 mkdir -p "$WORK"
-sim_pid=
+# One simulator per spec, the three runs at once (Schemathesis is one Python process a
+# run, mostly busy on its own side): no run sees state another made, and the admin API's
+# run, which resets and replaces the state, disturbs no other.
+sims=()
 cleanup() {
-    if [[ -n $sim_pid ]] && kill -0 "$sim_pid" 2>/dev/null; then
-        kill "$sim_pid" 2>/dev/null || true
-        wait "$sim_pid" 2>/dev/null || true
-    fi
+    local pid
+    for pid in "${sims[@]}"; do
+        if kill -0 "$pid" 2>/dev/null; then
+            kill "$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+        fi
+    done
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-"$target_dir/debug/licensing-sim" --addr 127.0.0.1:0 >"$WORK/sim.out" 2>"$WORK/sim.log" &
-sim_pid=$!
-
-url=
-for _ in $(seq 1 100); do
-    url=$(sed -n 's/^listening on //p' "$WORK/sim.out")
-    [[ -n $url ]] && break
-    if ! kill -0 "$sim_pid" 2>/dev/null; then
-        cat "$WORK/sim.log" >&2
-        fail "licensing-sim exited before listening"
-    fi
-    sleep 0.1
-done
-[[ -n $url ]] || fail "licensing-sim did not print 'listening on' within 10 s"
-echo "licensing-sim listening on $url" >&2
+# Starts a simulator for SPEC; prints its URL.
+start_sim() {
+    local spec=$1 url=
+    "$target_dir/debug/licensing-sim" --addr 127.0.0.1:0 >"$WORK/sim-$spec.out" 2>"$WORK/sim-$spec.log" &
+    sims+=($!)
+    for _ in $(seq 1 100); do
+        url=$(sed -n 's/^listening on //p' "$WORK/sim-$spec.out")
+        [[ -n $url ]] && break
+        if ! kill -0 "${sims[-1]}" 2>/dev/null; then
+            cat "$WORK/sim-$spec.log" >&2
+            fail "licensing-sim for $spec exited before listening"
+        fi
+        sleep 0.1
+    done
+    [[ -n $url ]] || fail "licensing-sim for $spec did not print 'listening on' within 10 s"
+    echo "licensing-sim for $spec listening on $url" >&2
+    urls[$spec]=$url
+}
+declare -A urls
+for spec in order member sandbox; do start_sim "$spec"; done
 
 # --- Schemathesis against each spec -------------------------------------------------------
 # Hypothesis keeps its caches here rather than in the work tree.
@@ -67,9 +78,8 @@ export HYPOTHESIS_STORAGE_DIRECTORY="$WORK/hypothesis"
 run() {
     local spec=$1 file=$2
     shift 2
-    echo "== schemathesis: $file ==" >&2
     "$VENV/bin/schemathesis" --config-file .ci/schemathesis.toml run "$file" \
-        --url "$url" \
+        --url "${urls[$spec]}" \
         --phases examples,coverage,fuzzing,stateful \
         --checks all \
         --continue-on-failure \
@@ -79,24 +89,35 @@ run() {
         --workers 1 \
         --request-timeout 10 \
         --report junit --report-dir "$WORK/$spec" \
-        "$@"
+        "$@" >"$WORK/$spec.out" 2>&1
 }
 
-status=0
 # The order document requires `Content-Type: application/json` on every request,
 # bodiless ones included (the simulator answers 13004 without it).
 run order spec/order.yaml \
     --header "Authorization: Bearer sim-app-token" \
-    --header "Content-Type: application/json" || status=1
+    --header "Content-Type: application/json" &
+order_job=$!
 run member spec/member.yaml \
     --header "Authorization: Bearer sim-client-token" \
     --header "clientToken: sim-client-token" \
-    --header "userToken: sim-user-token" || status=1
-# Last: the admin API resets and replaces the state the runs above worked on. The
-# `recording` routes are the conformance proxy's, not the simulator's (licensing-proxy's
+    --header "userToken: sim-user-token" &
+member_job=$!
+# The `recording` routes are the conformance proxy's, not the simulator's (licensing-proxy's
 # proxy/tests/proxy covers them).
-run sandbox sim/spec/sandbox.yaml --exclude-tag recording || status=1
+run sandbox sim/spec/sandbox.yaml --exclude-tag recording &
+sandbox_job=$!
 
-kill -0 "$sim_pid" 2>/dev/null || fail "licensing-sim died during the run (see $WORK/sim.log)"
+status=0
+for spec in order member sandbox; do
+    job=${spec}_job
+    if wait "${!job}"; then result=passed; else result=FAILED; status=1; fi
+    echo "== schemathesis: $spec: $result ==" >&2
+    sed -e 's/^/  /' "$WORK/$spec.out" >&2
+done
+
+for pid in "${sims[@]}"; do
+    kill -0 "$pid" 2>/dev/null || fail "a simulator died during the run (see $WORK/sim-*.log)"
+done
 [[ $status -eq 0 ]] || fail "Schemathesis reported failures (reports in $WORK/)"
 echo "schemathesis.sh: all three specs passed" >&2

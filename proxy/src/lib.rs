@@ -263,7 +263,7 @@ impl ProxyBuilder {
             report,
             strict: self.strict,
             admin,
-            budget: forward::budget::CheckBudget::new(self.check_budget),
+            budget: Arc::new(forward::budget::CheckBudget::new(self.check_budget)),
             recorder,
             ids: forward::Ids::new(),
             deviations,

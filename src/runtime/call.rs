@@ -9,7 +9,7 @@ use std::{
         PoisonError,
         atomic::{AtomicU16, AtomicU32, AtomicUsize, Ordering},
     },
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use progenitor_client::ResponseValue;
@@ -129,7 +129,8 @@ where
         attempts = tracing::field::Empty,
         outcome = tracing::field::Empty,
     );
-    let started = Instant::now();
+    // The runtime's clock, the one the waits and the deadline run on (paused in tests).
+    let started = tokio::time::Instant::now();
     let attempts = AtomicU32::new(0);
     let attempts_made = &attempts;
     let work = async move {

@@ -60,6 +60,31 @@ fn exported_schemas_are_locked() {
         "index.json and schemas/*/ disagree"
     );
 
+    // Every operation's schemas are files of the index, each operation listed once.
+    let operations = index["operations"]
+        .as_array()
+        .expect("index.json lists `operations`");
+    let mut ids = std::collections::BTreeSet::new();
+    for op in operations {
+        let id = op["operationId"].as_str().expect("an operationId");
+        assert!(ids.insert(id), "{id}: listed twice in index.json");
+        let reply = op["reply"].as_str().expect("a reply schema");
+        assert!(
+            listed.iter().any(|f| f == reply),
+            "{id}: {reply} not in the index"
+        );
+        if let Some(request) = op["request"].as_str() {
+            assert!(
+                listed.iter().any(|f| f == request),
+                "{id}: {request} not in the index"
+            );
+        }
+    }
+    assert!(
+        ids.contains("batchOrder") && ids.contains("listMembers"),
+        "both services' operations are listed: {ids:?}"
+    );
+
     // Check every snapshot before failing, so that one run shows every change.
     let mut changed = Vec::new();
     let mut snapshot = |name: String, text: String| {

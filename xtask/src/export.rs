@@ -95,6 +95,21 @@ struct Index<'a> {
     dialect: &'static str,
     services: Vec<IndexService<'a>>,
     schemas: Vec<IndexEntry<'a>>,
+    operations: Vec<IndexOperation>,
+}
+
+/// Where a validator finds an operation's payload schemas, by `operationId`.
+#[derive(Serialize)]
+struct IndexOperation {
+    service: &'static str,
+    #[serde(rename = "operationId")]
+    operation_id: String,
+    method: String,
+    path: String,
+    /// The request body's schema file, when the operation takes a body.
+    request: Option<String>,
+    /// The reply envelope's schema file (HTTP 200 and 299 alike).
+    reply: String,
 }
 
 #[derive(Serialize)]
@@ -150,12 +165,34 @@ fn render(root: &Path) -> Result<BTreeMap<PathBuf, String>> {
                 description: e.schema["description"].as_str().unwrap_or_default(),
             })
             .collect(),
+        operations: operations(&specs)?,
     };
     let mut index = serde_json::to_string_pretty(&index)?;
     index.push('\n');
     files.insert(out.join("index.json"), index);
     files.insert(out.join("README.md"), readme(&specs, &exported));
     Ok(files)
+}
+
+/// Every operation of every spec, in spec order, read by the codegen's spec model.
+fn operations(specs: &[Spec]) -> Result<Vec<IndexOperation>> {
+    let mut out = Vec::new();
+    for spec in specs {
+        let service = spec.service.name;
+        let ops = licensing_codegen::spec::operations(&spec.api)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", spec.service.spec))?;
+        for op in ops {
+            out.push(IndexOperation {
+                service,
+                operation_id: op.id,
+                method: op.method,
+                path: op.path,
+                request: op.request.map(|r| format!("{service}/{r}.json")),
+                reply: format!("{service}/{}.json", op.reply),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// `schemas/README.md`: the hand-written part from xtask plus a table of the schemas.

@@ -140,6 +140,10 @@ enum Command {
         /// Only the mutations whose id contains one of these comma-separated texts.
         #[arg(long)]
         only: Option<String>,
+        /// Only the mutations whose recorded proof (`xtask/spec-diff/proven.json`) no
+        /// longer holds: what they read changed since it was recorded.
+        #[arg(long)]
+        stale: bool,
     },
 }
 
@@ -179,7 +183,9 @@ fn main() -> ExitCode {
         } => console::run(&root, browser, save_screenshot).map(|()| true),
         Command::PartnerBuild => partner_build::run(&root).map(|()| true),
         Command::SpecDiff { .. } => unreachable!("handled above"),
-        Command::SpecDiffCorpus { only } => spec_diff::corpus::run(&root, only.as_deref()),
+        Command::SpecDiffCorpus { only, stale } => {
+            spec_diff::corpus::run(&root, only.as_deref(), stale)
+        }
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,

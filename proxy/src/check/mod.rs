@@ -66,6 +66,26 @@ pub(crate) fn not_checked(len: usize, held: usize, budget: usize) -> Finding {
     )
 }
 
+/// The `not-checked` finding of an upstream reply that did not fit in the check budget and
+/// was handed on as it arrived: `len` bytes declared, or read before it stopped fitting
+/// (`at_least`).
+pub(crate) fn not_checked_reply(len: u64, at_least: bool, held: usize, budget: usize) -> Finding {
+    let size = if at_least {
+        format!("more than {len} bytes")
+    } else {
+        format!("{len} bytes")
+    };
+    finding(
+        "",
+        "not-checked",
+        format!("a body checked within the check budget of {budget} bytes (--check-budget-mib)"),
+        format!(
+            "over budget: {size}, with {held} bytes of other bodies under check; \
+             forwarded as it arrived"
+        ),
+    )
+}
+
 /// The request's departures from its operation's documents; its body's when `body` is
 /// given (`None`: not checked, for want of room in the check budget).
 pub(crate) fn request(

@@ -31,7 +31,7 @@ use crate::{
 };
 use budget::CheckBudget;
 use har::{Exchange, Outcome, Recording};
-use upstream::{Failed, Upstream};
+use upstream::{Failed, ReplyBody, Upstream};
 
 /// The header carrying how many deviations an exchange showed (request and reply).
 pub const DEVIATIONS_HEADER: &str = "x-licensing-deviations";
@@ -48,7 +48,7 @@ pub(crate) struct Shared {
     /// API before anything of it is forwarded.
     pub admin: AdminChecks,
     /// Bytes of bodies under check at once.
-    pub budget: CheckBudget,
+    pub budget: Arc<CheckBudget>,
     pub recorder: Recording,
     pub ids: Ids,
     /// The deviating exchanges the console's Conformance page shows.
@@ -288,41 +288,36 @@ async fn exchange(shared: &Shared, parts: Parts, body: Result<Bytes, String>) ->
             parts.uri.path_and_query(),
             forwarded(&parts.headers),
             sent_body,
+            &shared.budget,
         )
         .await;
+    // A reply handed on as it arrives (no room to hold it for checking) is not in
+    // `reply`: what is kept of the exchange says so in its place.
+    let mut streamed = None;
     let (reply_found, outcome, reply) = match sent {
         Err(Failed(status, message)) => {
             tracing::warn!(exchange = %id, operation, message = %escape(&message), "proxy error");
             let response = own_reply(status, json!({"message": message, "exchange": id}));
             (Vec::new(), Outcome::ProxyError, Err(response))
         }
-        Ok((status, headers, reply_body)) => {
+        Ok((status, headers, ReplyBody::Whole(reply_body, room))) => {
             let (reply_found, business_error) = match (&matched, checked) {
-                (Some(m), true) => match shared.budget.reserve(reply_body.len()) {
-                    // The common case first: a documented reply that departs from
-                    // nothing, read without a finding's allocations.
-                    Ok(_room) => match check::reply_clean(
-                        &shared.contract,
-                        m.contract,
-                        status.as_u16(),
-                        &reply_body,
-                    ) {
-                        Some(code) => (Vec::new(), matches!(code, Code::Text(_))),
-                        None => {
-                            check::reply(&shared.contract, m.contract, status.as_u16(), &reply_body)
-                        }
-                    },
-                    Err(held) => (
-                        vec![check::not_checked(
-                            reply_body.len(),
-                            held,
-                            shared.budget.limit(),
-                        )],
-                        check::code_is_text(&reply_body),
-                    ),
+                // The common case first: a documented reply that departs from nothing,
+                // read without a finding's allocations.
+                (Some(m), true) => match check::reply_clean(
+                    &shared.contract,
+                    m.contract,
+                    status.as_u16(),
+                    &reply_body,
+                ) {
+                    Some(code) => (Vec::new(), matches!(code, Code::Text(_))),
+                    None => {
+                        check::reply(&shared.contract, m.contract, status.as_u16(), &reply_body)
+                    }
                 },
                 _ => (Vec::new(), check::code_is_text(&reply_body)),
             };
+            drop(room);
             let outcome = if !reply_found.is_empty() || !request_found.is_empty() {
                 Outcome::Deviation
             } else if business_error {
@@ -331,6 +326,37 @@ async fn exchange(shared: &Shared, parts: Parts, body: Result<Bytes, String>) ->
                 Outcome::Ok
             };
             (reply_found, outcome, Ok((status, headers, reply_body)))
+        }
+        Ok((
+            status,
+            headers,
+            ReplyBody::Streamed {
+                body,
+                len,
+                at_least,
+                others,
+            },
+        )) => {
+            let reply_found = match (&matched, checked) {
+                (Some(_), true) => vec![check::not_checked_reply(
+                    len,
+                    at_least,
+                    others,
+                    shared.budget.limit(),
+                )],
+                _ => Vec::new(),
+            };
+            let outcome = if !reply_found.is_empty() || !request_found.is_empty() {
+                Outcome::Deviation
+            } else {
+                Outcome::Ok
+            };
+            streamed = Some(body);
+            let kept = Bytes::from(
+                json!({"omitted": len, "streamed": "no room in the check budget: handed on as it arrived"})
+                    .to_string(),
+            );
+            (reply_found, outcome, Ok((status, headers, kept)))
         }
     };
     // A reply forwarded unchecked (over the check budget) is not refused for it.
@@ -398,7 +424,8 @@ async fn exchange(shared: &Shared, parts: Parts, body: Result<Bytes, String>) ->
         Err(own) => own,
         Ok(_) if strict => strict_reply(&id, &found),
         Ok((status, headers, reply_body)) => {
-            let mut response = Response::new(Body::from(reply_body));
+            let body = streamed.unwrap_or_else(|| Body::from(reply_body));
+            let mut response = Response::new(body);
             *response.status_mut() = status;
             *response.headers_mut() = headers;
             response

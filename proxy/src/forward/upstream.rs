@@ -3,7 +3,8 @@
 //! hop between tasks and threads), with the SDK's transport settings: trusted CAs (the
 //! system's and the CA files), a connect timeout, a timeout on the whole reply, a cap on
 //! the reply body, no redirects followed (credentials never follow one to another
-//! origin), no proxy from the environment.
+//! origin), no proxy from the environment. A reply is read whole within the check budget
+//! (see `budget`); one that does not fit is handed on as it arrives instead.
 
 use std::{
     future::Future,
@@ -21,11 +22,14 @@ use axum::{
         uri::{Authority, PathAndQuery, Scheme},
     },
 };
+use futures_util::StreamExt;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1;
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::{CertificateDer, ServerName, pem::PemObject};
 use tokio::io::{AsyncRead, AsyncWrite};
+
+use super::budget::{CheckBudget, Held};
 
 /// Idle upstream connections kept for reuse; more may be open at once (one per exchange
 /// in flight, bounded by the client side's connection cap), but are closed when done.
@@ -37,6 +41,22 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Why the upstream's reply could not be forwarded: the status the client gets and what
 /// it is told.
 pub(crate) struct Failed(pub StatusCode, pub String);
+
+/// An upstream reply's body.
+pub(crate) enum ReplyBody {
+    /// Read whole, its room in the check budget held until this is dropped.
+    Whole(Bytes, Held),
+    /// No room in the check budget: handed to the client as it arrives, never held whole,
+    /// not checked.
+    Streamed {
+        body: axum::body::Body,
+        /// The declared length, or the bytes read when it stopped fitting (`at_least`).
+        len: u64,
+        at_least: bool,
+        /// The bytes other bodies held at that moment.
+        others: usize,
+    },
+}
 
 /// A byte stream to the upstream: TCP, or TLS over it.
 trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
@@ -156,7 +176,8 @@ impl Upstream {
         target: Option<&PathAndQuery>,
         mut headers: HeaderMap,
         body: Option<Bytes>,
-    ) -> Result<(StatusCode, HeaderMap, Bytes), Failed> {
+        budget: &Arc<CheckBudget>,
+    ) -> Result<(StatusCode, HeaderMap, ReplyBody), Failed> {
         let path_and_query = request_target(&self.base, target)?;
         headers.insert(header::HOST, self.host_header.clone());
         // A request sent without a body (a GET) goes on without one, not with an empty one.
@@ -167,7 +188,8 @@ impl Upstream {
         *request.method_mut() = method.clone();
         *request.uri_mut() = Uri::from(path_and_query);
         *request.headers_mut() = headers;
-        match tokio::time::timeout(self.timeout, self.exchange(request)).await {
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        match tokio::time::timeout_at(deadline, self.exchange(request, budget, deadline)).await {
             Ok(result) => result,
             Err(_) => Err(Failed(
                 StatusCode::GATEWAY_TIMEOUT,
@@ -244,7 +266,9 @@ impl Upstream {
     async fn exchange(
         &self,
         mut request: hyper::Request<Full<Bytes>>,
-    ) -> Result<(StatusCode, HeaderMap, Bytes), Failed> {
+        budget: &Arc<CheckBudget>,
+        deadline: tokio::time::Instant,
+    ) -> Result<(StatusCode, HeaderMap, ReplyBody), Failed> {
         let (mut conn, reply) = loop {
             let (mut conn, reused) = self.checkout().await?;
             let sent = conn.sender.try_send_request(request);
@@ -276,6 +300,25 @@ impl Upstream {
             return Err(too_large());
         }
         let (head, mut body) = reply.into_parts();
+        // Room for the declared length at once; for a reply of unknown length, piece by
+        // piece. Without room, the rest is handed on as it arrives.
+        let mut room = match budget.reserve(declared.unwrap_or(0) as usize) {
+            Ok(room) => room,
+            Err(others) => {
+                let len = declared.unwrap_or(0);
+                let body = self.stream(conn, body, Vec::new(), 0, None, deadline);
+                return Ok((
+                    head.status,
+                    head.headers,
+                    ReplyBody::Streamed {
+                        body,
+                        len,
+                        at_least: false,
+                        others,
+                    },
+                ));
+            }
+        };
         // A reply nearly always arrives as one piece: kept as it is, copied only when a
         // second one follows.
         let mut first: Option<Bytes> = None;
@@ -289,6 +332,26 @@ impl Upstream {
             len += data.len() as u64;
             if len > self.max_reply_bytes {
                 return Err(too_large());
+            }
+            if declared.is_none()
+                && let Err(others) = room.grow(data.len())
+            {
+                let mut read: Vec<Bytes> = first.into_iter().collect();
+                if !joined.is_empty() {
+                    read.push(joined.into());
+                }
+                read.push(data);
+                let body = self.stream(conn, body, read, len, Some(room), deadline);
+                return Ok((
+                    head.status,
+                    head.headers,
+                    ReplyBody::Streamed {
+                        body,
+                        len,
+                        at_least: true,
+                        others,
+                    },
+                ));
             }
             match first.take() {
                 None if joined.is_empty() => first = Some(data),
@@ -306,7 +369,44 @@ impl Upstream {
         }
         let bytes = first.unwrap_or_else(|| joined.into());
         self.checkin(conn).await;
-        Ok((head.status, head.headers, bytes))
+        Ok((head.status, head.headers, ReplyBody::Whole(bytes, room)))
+    }
+
+    /// The rest of a reply as a body handed on as it arrives: what was `read` of it first
+    /// (its `room` in the budget kept until the body is done), then its pieces, within the
+    /// cap. The connection is driven by a task of its own until the reply ends or
+    /// `deadline` (the whole reply's timeout) passes, and is not reused.
+    fn stream(
+        &self,
+        conn: Conn,
+        rest: hyper::body::Incoming,
+        read: Vec<Bytes>,
+        read_len: u64,
+        room: Option<Held>,
+        deadline: tokio::time::Instant,
+    ) -> axum::body::Body {
+        let io = conn.io;
+        // The request's sender goes with `conn`: the connection ends once this reply has.
+        drop(conn.sender);
+        tokio::spawn(async move {
+            let _ = tokio::time::timeout_at(deadline, io).await;
+        });
+        let max = self.max_reply_bytes;
+        let mut total = read_len;
+        let rest = rest.into_data_stream().map(move |piece| {
+            let _room = &room;
+            let piece = piece.map_err(std::io::Error::other)?;
+            total += piece.len() as u64;
+            if total > max {
+                return Err(std::io::Error::other(format!(
+                    "the upstream's reply body is larger than {max} bytes (--max-reply-bytes)"
+                )));
+            }
+            Ok(piece)
+        });
+        axum::body::Body::from_stream(
+            futures_util::stream::iter(read.into_iter().map(Ok)).chain(rest),
+        )
     }
 
     /// Keeps a connection whose exchange is done for the next one, if it is still open

@@ -45,6 +45,7 @@ async fn credentials_echoed_by_the_upstream_are_kept_nowhere() {
             status: 299,
             headers: vec![("x-echo".into(), format!("you sent {auth}"))],
             body: body.to_string().into_bytes(),
+            chunked: false,
         }
     })
     .await;

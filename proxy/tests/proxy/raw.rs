@@ -26,11 +26,13 @@ impl Request {
     }
 }
 
-/// A reply: status, extra headers, body (sent with its `Content-Length`).
+/// A reply: status, extra headers, body (sent with its `Content-Length`, or in 64 KiB
+/// chunks of `Transfer-Encoding: chunked` when `chunked`).
 pub struct Reply {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    pub chunked: bool,
 }
 
 impl Reply {
@@ -39,7 +41,14 @@ impl Reply {
             status,
             headers: Vec::new(),
             body: body.into(),
+            chunked: false,
         }
+    }
+
+    /// The same, its length not declared: sent in chunks.
+    pub fn chunked(mut self) -> Self {
+        self.chunked = true;
+        self
     }
 }
 
@@ -110,18 +119,45 @@ pub async fn start(answer: impl Fn(&Request) -> Reply + Send + Sync + 'static) -
                     buffer.drain(..end + length);
                     let reply = answer(&Request { head, body });
                     counter.fetch_add(1, Ordering::SeqCst);
+                    let length = if reply.chunked {
+                        "transfer-encoding: chunked".to_string()
+                    } else {
+                        format!("content-length: {}", reply.body.len())
+                    };
                     let mut out = format!(
-                        "HTTP/1.1 {} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+                        "HTTP/1.1 {} X\r\ncontent-type: application/json\r\n{length}\r\n",
                         reply.status,
-                        reply.body.len()
                     );
                     for (name, value) in &reply.headers {
                         out.push_str(&format!("{name}: {value}\r\n"));
                     }
                     out.push_str("\r\n");
-                    if socket.write_all(out.as_bytes()).await.is_err()
-                        || socket.write_all(&reply.body).await.is_err()
-                    {
+                    if socket.write_all(out.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    let sent = if reply.chunked {
+                        let mut sent = Ok(());
+                        for piece in reply.body.chunks(64 * 1024) {
+                            sent = async {
+                                socket
+                                    .write_all(format!("{:x}\r\n", piece.len()).as_bytes())
+                                    .await?;
+                                socket.write_all(piece).await?;
+                                socket.write_all(b"\r\n").await
+                            }
+                            .await;
+                            if sent.is_err() {
+                                break;
+                            }
+                        }
+                        match sent {
+                            Ok(()) => socket.write_all(b"0\r\n\r\n").await,
+                            e => e,
+                        }
+                    } else {
+                        socket.write_all(&reply.body).await
+                    };
+                    if sent.is_err() {
                         return;
                     }
                 }

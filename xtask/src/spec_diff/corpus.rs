@@ -19,6 +19,7 @@
 //! (`<target>/spec-diff-corpus/rust/target`), against a copy of the SDK package whose
 //! `spec/` is the mutated one.
 
+pub mod proven;
 mod rust;
 mod typescript;
 
@@ -60,7 +61,7 @@ pub struct Mutation {
 
 /// A JSON-pointer edit of one spec (RFC 6902's add, remove, replace, move, plus `ref`,
 /// which repoints every `$ref` equal to `from` to `to`).
-#[derive(Deserialize)]
+#[derive(Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Edit {
     pub spec: String,
@@ -348,6 +349,8 @@ struct Bench {
     py_bin: PathBuf,
     /// The Rust consumer built against the current SDK: reads `new_samples`.
     old_rust: PathBuf,
+    /// cargo-semver-checks (`cargo` to run it with), and the current SDK's rustdoc JSON.
+    semver: Option<PathBuf>,
 }
 
 impl Bench {
@@ -375,6 +378,64 @@ impl Bench {
         let o = outcome(result, "cargo build (Rust consumer)")?;
         eprintln!("    rust build {:.0} s", t.elapsed().as_secs_f64());
         Ok(o)
+    }
+
+    /// rustdoc's JSON of the SDK copy as its `spec/` now stands (after `build_rust`).
+    fn rustdoc(&self, name: &str) -> Result<PathBuf> {
+        let out = Command::new(env!("CARGO"))
+            .args([
+                "rustdoc",
+                "--quiet",
+                "--offline",
+                "--lib",
+                "-p",
+                "licensing-sdk",
+            ])
+            .arg("--manifest-path")
+            .arg(self.rust_dir().join("consumer/Cargo.toml"))
+            .args(["--", "-Zunstable-options", "--output-format", "json"])
+            .env("CARGO_TARGET_DIR", self.rust_dir().join("target"))
+            .env("CARGO_INCREMENTAL", "0")
+            // rustdoc's JSON output is unstable; cargo-semver-checks reads it the same way.
+            .env("RUSTC_BOOTSTRAP", "1")
+            .output()
+            .context("cannot run cargo rustdoc")?;
+        if !out.status.success() {
+            bail!(
+                "cargo rustdoc of the SDK failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let json = self.rust_dir().join(format!("{name}.json"));
+        fs::copy(self.rust_dir().join("target/doc/licensing_sdk.json"), &json)?;
+        Ok(json)
+    }
+
+    /// cargo-semver-checks between the current SDK and the SDK as `build_rust` left it, as
+    /// a minor release (0.x: a breaking change needs more).
+    fn semver(&self) -> Result<Option<Outcome>> {
+        let Some(tool) = &self.semver else {
+            return Ok(None);
+        };
+        let current = match self.rustdoc("mutated") {
+            Ok(json) => json,
+            // The generated SDK itself does not build: nothing to compare.
+            Err(e) => {
+                eprintln!("    cargo-semver-checks not run: {e:#}");
+                return Ok(None);
+            }
+        };
+        outcome(
+            Command::new(tool)
+                .args(["semver-checks", "check-release", "--baseline-rustdoc"])
+                .arg(self.rust_dir().join("current.json"))
+                .arg("--current-rustdoc")
+                .arg(current)
+                .args(["--release-type", "minor"])
+                .output(),
+            "cargo semver-checks",
+        )
+        .map(Some)
     }
 
     fn rust_binary(&self) -> PathBuf {
@@ -646,6 +707,7 @@ fn prepare(root: &Path, base: &Side) -> Result<Bench> {
         node_bin,
         py_bin: py_bin.clone(),
         old_rust: dir.join("rust").join("consumer-current"),
+        semver: semver_checks(),
     };
     bench.python_generate(&texts, &old)?;
     let usage: serde_json::Map<String, Value> = base
@@ -679,6 +741,24 @@ fn prepare(root: &Path, base: &Side) -> Result<Bench> {
         );
     }
     fs::copy(bench.rust_binary(), &bench.old_rust)?;
+    if bench.semver.is_some() {
+        let current = bench.rustdoc("current")?;
+        // Against itself it must find nothing, or its verdicts prove nothing.
+        if let Some(o) = bench.semver()?
+            && o.broke
+        {
+            bail!(
+                "cargo semver-checks finds the current SDK breaks itself: {}",
+                o.why
+            );
+        }
+        eprintln!(
+            "    cargo-semver-checks: rustdoc JSON in {}",
+            current.display()
+        );
+    } else {
+        eprintln!("    cargo-semver-checks not found: its cross-check is skipped");
+    }
     let ran = rust_run(&bench.old_rust, &bench.dir, &samples, true)?;
     if ran.broke {
         bail!(
@@ -720,22 +800,23 @@ fn rust_run(binary: &Path, dir: &Path, samples: &[Sample], calls: bool) -> Resul
     outcome(c.output(), "the Rust consumer")
 }
 
-/// One mutation through the three compilers: (rust, typescript, python) outcomes.
-fn prove(bench: &Bench, base: &Side, m: &Mutation) -> Result<[Outcome; 3]> {
+/// One mutation through the three compilers: (rust, typescript, python) outcomes, and
+/// cargo-semver-checks' when it ran.
+fn prove(bench: &Bench, base: &Side, m: &Mutation) -> Result<([Outcome; 3], Option<Outcome>)> {
     let texts = apply(base, m)?;
     let mut old = example_samples(base);
     old.extend(m.old_samples.iter().cloned());
-    let rust = {
-        let built = bench.build_rust(&texts)?;
-        if built.broke {
-            built
+    let built = bench.build_rust(&texts)?;
+    // The SDK's API, whether or not the consumer of the old one still builds on it.
+    let semver = bench.semver()?;
+    let rust = if built.broke {
+        built
+    } else {
+        let run = rust_run(&bench.rust_binary(), &bench.dir, &old, true)?;
+        if run.broke {
+            run
         } else {
-            let run = rust_run(&bench.rust_binary(), &bench.dir, &old, true)?;
-            if run.broke {
-                run
-            } else {
-                rust_run(&bench.old_rust, &bench.dir, &m.new_samples, false)?
-            }
+            rust_run(&bench.old_rust, &bench.dir, &m.new_samples, false)?
         }
     };
     let ts = bench.typescript(&texts)?;
@@ -745,78 +826,171 @@ fn prove(bench: &Bench, base: &Side, m: &Mutation) -> Result<[Outcome; 3]> {
         .cloned()
         .collect();
     let py = bench.python(&texts, &py_old, &m.new_samples)?;
-    Ok([rust, ts, py])
+    Ok(([rust, ts, py], semver))
 }
 
-/// The command: every mutation (or those whose id contains `only`); Ok(false) when a
-/// compiler and spec-diff disagree anywhere.
-pub fn run(root: &Path, only: Option<&str>) -> Result<bool> {
+/// cargo-semver-checks, from `PATH` or CI's tool cache (`.ci/tools.sh`).
+fn semver_checks() -> Option<PathBuf> {
+    let cache = std::env::var_os("LICENSING_CI_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/licensing-ci")));
+    let candidates = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .chain(cache.map(|c| c.join("bin")));
+    candidates
+        .map(|dir| dir.join("cargo-semver-checks"))
+        .find(|p| p.is_file())
+}
+
+/// Where the rules and a recorded proof disagree: the rules' worst verdicts against the
+/// compilers' (and cargo-semver-checks': a break it finds must be a Rust break).
+pub fn check_proof(m: &Mutation, worst: &Verdicts, proof: &proven::Proof) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (consumer, seen, rule) in [
+        ("rust", proof.rust, worst.rust),
+        ("typescript", proof.typescript, worst.typescript),
+        ("python", proof.python, worst.python),
+    ] {
+        if seen != rule {
+            problems.push(format!(
+                "{}: {consumer}: spec-diff says {}, the compiler {} ({})",
+                m.id,
+                word(rule),
+                word(seen),
+                proof.why.get(consumer).map_or("", String::as_str)
+            ));
+        }
+    }
+    if proof.semver == Some(Verdict::Breaking) && worst.rust != Verdict::Breaking {
+        problems.push(format!(
+            "{}: cargo-semver-checks finds an API break where spec-diff says rust compatible ({})",
+            m.id,
+            proof.why.get("semver").map_or("", String::as_str)
+        ));
+    }
+    problems
+}
+
+/// The command: every mutation (or those whose id contains `only`; with `stale`, those
+/// whose recorded proof no longer holds); Ok(false) when a compiler and spec-diff
+/// disagree anywhere. The compilers' verdicts are recorded in `proven.json`.
+pub fn run(root: &Path, only: Option<&str>, stale: bool) -> Result<bool> {
     let started = Instant::now();
     let base = load::from_dir(&root.join("spec"), "spec/").map_err(|e| anyhow!("{e}"))?;
     let all = mutations(root)?;
+    let inputs = proven::inputs_digest(root)?;
+    let mut record = proven::Proven::load(root)?;
     let chosen: Vec<&Mutation> = all
         .iter()
         .filter(|m| only.is_none_or(|o| o.split(',').any(|o| m.id.contains(o))))
+        .filter(|m| !stale || record.current(&inputs, m).is_none())
         .collect();
     if chosen.is_empty() {
+        if stale {
+            eprintln!(
+                "spec-diff corpus: every mutation's recorded proof holds ({}); \
+                 `cargo test -p xtask` holds the rules to it",
+                proven::FILE
+            );
+            return Ok(true);
+        }
         bail!("no mutation matches");
+    }
+    if record.inputs != inputs {
+        // Proofs of other inputs prove nothing now.
+        record.mutations.clear();
+        record.inputs = inputs;
     }
     let bench = prepare(root, &base)?;
     let mut problems = Vec::new();
     let mut table = String::from(
-        "| mutation | wire | rust | typescript | python | schemas |\n|---|---|---|---|---|---|\n",
+        "| mutation | wire | rust | typescript | python | schemas | semver-checks |\n|---|---|---|---|---|---|---|\n",
     );
     for m in &chosen {
         let t = toolchain::step(&format!("{}: {}", m.id, m.title));
         let (changes, worst) = judge(&base, m)?;
         problems.extend(check_expect(m, &changes, &worst));
-        let proofs = prove(&bench, &base, m)?;
-        let mut cells = vec![word(worst.wire).to_string()];
-        for ((consumer, outcome), rule) in ["rust", "typescript", "python"]
-            .iter()
-            .zip(&proofs)
-            .zip([worst.rust, worst.typescript, worst.python])
-        {
-            let seen = if outcome.broke {
+        let (proofs, semver) = prove(&bench, &base, m)?;
+        let seen = |o: &Outcome| {
+            if o.broke {
                 Verdict::Breaking
             } else {
                 Verdict::Compatible
-            };
-            let agree = seen == rule;
+            }
+        };
+        let mut why = std::collections::BTreeMap::new();
+        for (consumer, o) in ["rust", "typescript", "python"].iter().zip(&proofs) {
+            if o.broke {
+                why.insert(consumer.to_string(), o.why.clone());
+            }
+        }
+        if let Some(o) = semver.as_ref().filter(|o| o.broke) {
+            why.insert("semver".into(), o.why.clone());
+        }
+        let proof = proven::Proof {
+            edits: proven::edits_digest(m),
+            rust: seen(&proofs[0]),
+            typescript: seen(&proofs[1]),
+            python: seen(&proofs[2]),
+            semver: semver.as_ref().map(seen),
+            why,
+        };
+        let disagree = check_proof(m, &worst, &proof);
+        for (consumer, rule, got) in [
+            ("rust", worst.rust, proof.rust),
+            ("typescript", worst.typescript, proof.typescript),
+            ("python", worst.python, proof.python),
+        ] {
             eprintln!(
                 "    {consumer}: spec-diff {}, compiler {}{}",
                 word(rule),
-                word(seen),
-                if outcome.broke {
-                    format!(" ({})", outcome.why)
-                } else {
-                    String::new()
-                }
+                word(got),
+                proof
+                    .why
+                    .get(consumer)
+                    .map(|w| format!(" ({w})"))
+                    .unwrap_or_default()
             );
-            if !agree {
-                problems.push(format!(
-                    "{}: {consumer}: spec-diff says {}, the compiler {} ({})",
-                    m.id,
-                    word(rule),
-                    word(seen),
-                    outcome.why
-                ));
-            }
-            cells.push(format!("{}{}", word(rule), if agree { "" } else { " ≠" }));
+        }
+        if let Some(v) = proof.semver {
+            eprintln!("    cargo-semver-checks: {}", word(v));
+        }
+        let mut cells = vec![word(worst.wire).to_string()];
+        for (consumer, rule) in [
+            ("rust", worst.rust),
+            ("typescript", worst.typescript),
+            ("python", worst.python),
+        ] {
+            let mark = if disagree
+                .iter()
+                .any(|p| p.contains(&format!(": {consumer}: ")))
+            {
+                " ≠"
+            } else {
+                ""
+            };
+            cells.push(format!("{}{mark}", word(rule)));
         }
         cells.push(word(worst.schemas).to_string());
+        cells.push(proof.semver.map_or("not run", word).to_string());
+        problems.extend(disagree);
         let _ = writeln!(table, "| {} ({}) | {} |", m.title, m.id, cells.join(" | "));
+        record.mutations.insert(m.id.clone(), proof);
         toolchain::done(t);
     }
+    record.save(root)?;
     let report = bench.dir.join("report.md");
     fs::write(&report, &table)?;
     eprintln!("\n{table}");
     eprintln!(
-        "spec-diff corpus: {} mutation(s), {} problem(s), {:.0} s (table in {})",
+        "spec-diff corpus: {} mutation(s), {} problem(s), {:.0} s (table in {}; proofs recorded in {})",
         chosen.len(),
         problems.len(),
         started.elapsed().as_secs_f64(),
-        report.display()
+        report.display(),
+        proven::FILE
     );
     for p in &problems {
         eprintln!("DISAGREE {p}");
@@ -863,6 +1037,66 @@ mod tests {
             }
         }
         assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    /// spec-diff against the compilers' verdicts recorded by the last corpus run, for every
+    /// mutation whose proof still holds (the specs, generator, consumers and edits it read
+    /// unchanged): the proof itself, without building anything.
+    #[test]
+    fn the_rules_agree_with_the_recorded_compilers() {
+        let root = root();
+        let base = load::from_dir(&root.join("spec"), "spec/").expect("current specs");
+        let record = proven::Proven::load(&root).expect("proven.json");
+        let inputs = proven::inputs_digest(&root).expect("digest");
+        let mut problems = Vec::new();
+        let mut held = 0;
+        for m in &mutations(&root).expect("mutations") {
+            let Some(proof) = record.current(&inputs, m) else {
+                continue;
+            };
+            held += 1;
+            let (_, worst) = judge(&base, m).expect("judged");
+            problems.extend(check_proof(m, &worst, proof));
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+        eprintln!(
+            "{held} recorded proof(s) hold; the others are proved again by \
+             `cargo xtask spec-diff-corpus --stale`"
+        );
+    }
+
+    #[test]
+    fn a_semver_break_must_be_a_rust_break() {
+        let m = Mutation {
+            id: "m".into(),
+            title: "m".into(),
+            edits: vec![],
+            expect: Default::default(),
+            changes: None,
+            old_samples: vec![],
+            new_samples: vec![],
+        };
+        let worst = Verdicts::NONE;
+        let proof = proven::Proof {
+            edits: proven::edits_digest(&m),
+            rust: Verdict::Compatible,
+            typescript: Verdict::Compatible,
+            python: Verdict::Compatible,
+            semver: Some(Verdict::Breaking),
+            why: Default::default(),
+        };
+        assert_eq!(check_proof(&m, &worst, &proof).len(), 1);
+        // A break only the compiler or a run sees (say a call now refused) is allowed.
+        let proof = proven::Proof {
+            semver: Some(Verdict::Compatible),
+            rust: Verdict::Breaking,
+            ..proof
+        };
+        let worst = Verdicts {
+            rust: Verdict::Breaking,
+            ..Verdicts::NONE
+        };
+        assert!(check_proof(&m, &worst, &proof).is_empty());
     }
 
     #[test]

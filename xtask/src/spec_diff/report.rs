@@ -268,13 +268,14 @@ mod tests {
 
     #[test]
     fn json_has_the_documented_shape() {
-        let c = [change(Kind::OperationRemoved, Dir::Both)];
+        let c = [change(Kind::ParameterRemoved, Dir::Request)];
         let v: Value = serde_json::from_str(&json(&c, &bumps(&c, &packages()))).unwrap();
         let first = &v["changes"][0];
         for key in ["spec", "operation", "pointer", "summary"] {
             assert!(first[key].is_string(), "{key}");
         }
-        assert_eq!(first["wire"], "breaking");
+        assert_eq!(first["wire"], "compatible");
+        assert_eq!(first["rust"], "breaking");
         assert_eq!(first["schemas"], "compatible");
         assert_eq!(v["bump"]["licensing-sdk"], "minor");
     }

@@ -20,8 +20,9 @@
 //!   with keyword arguments and reads reply attributes, type-checked by mypy, plus parsing
 //!   replies valid before with the new models and replies valid now with the old ones
 //!   (literal enums refuse values they do not list).
-//! * `schemas`: a validator that uses the exported JSON Schemas (`schemas/`): breaking when
-//!   a file goes away or accepts less than before.
+//! * `schemas`: a validator that uses the exported JSON Schemas (`schemas/`), finding an
+//!   operation's by its `operationId` in `schemas/index.json`: breaking when a file or an
+//!   operation's entry goes away, or a schema accepts less than before.
 
 use serde::{Deserialize, Serialize};
 
@@ -195,11 +196,12 @@ fn one(kind: &Kind, dir: Dir) -> Verdicts {
     // [wire, rust, typescript, python, schemas]
     let v = match *kind {
         Kind::OperationAdded | Kind::SchemaAdded | Kind::Documentation => [C; 5],
-        // The component schemas stay; every client loses the call.
-        Kind::OperationRemoved => [B, B, B, B, C],
-        // Rust's method and Python's module are named after the operationId; openapi-fetch
-        // calls by path.
-        Kind::OperationRenamed => [C, B, C, B, C],
+        // Every client loses the call, and the schemas' index its entry (the component
+        // schemas stay).
+        Kind::OperationRemoved => [B; 5],
+        // Rust's method and Python's module are named after the operationId, and so is the
+        // schemas' index entry; openapi-fetch calls by path.
+        Kind::OperationRenamed => [C, B, C, B, B],
         // The generated Rust and Python calls hide the path and method; TypeScript's
         // `paths` type is keyed by both.
         Kind::PathChanged | Kind::MethodChanged => [B, C, B, C, C],
@@ -311,9 +313,10 @@ mod tests {
                 removed.wire,
                 removed.rust,
                 removed.typescript,
-                removed.python
+                removed.python,
+                removed.schemas
             ],
-            [B; 4]
+            [B; 5]
         );
     }
 
