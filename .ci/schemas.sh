@@ -65,6 +65,10 @@ if [ "$(cat "$NODE_DIR/.packages" 2>/dev/null)" != "$stamp" ]; then
   npm install --prefix "$NODE_DIR" --no-audit --no-fund --silent "${NPM_PACKAGES[@]}"
   echo "$stamp" >"$NODE_DIR/.packages"
 fi
+# `.ci/run` installs the tools in the background while the tests build: only that.
+if [ "${1:-}" = "--install-only" ]; then
+  exit 0
+fi
 BIN="$NODE_DIR/node_modules/.bin"
 export NODE_PATH="$PWD/$NODE_DIR/node_modules"
 echo "python: $("$VENV/bin/check-jsonschema" --version), $("$VENV/bin/datamodel-codegen" --version | head -n 1)"

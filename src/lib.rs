@@ -54,10 +54,11 @@ pub use transport::TransportKind;
 pub mod __generated {
     pub use crate::runtime::{
         body::PreparedBody,
-        call::{Raw, call, configure, configured_parts},
+        call::{call, configure, configured_parts},
         decode::{TaggedRest, null_as_empty, read_tag},
         opaque::{Budget, OpaqueField, opaque},
         paging::paginate,
+        reply::Raw,
         setters::{initialized, supplied},
     };
 }

@@ -3,14 +3,21 @@
 //! (`forward`: the upstream client, the recording and its admin routes) on those; the
 //! tools that read recordings (`tools`) beside it. This reads every `use` (and every
 //! `crate::…` path) in `proxy/src` and fails, naming the file and the import, on an arrow
-//! the table below does not allow; and on a file too long to read at once.
+//! the table below does not allow; on files that import each other (in a circle, however
+//! long); and on a file too long to read at once.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-#[path = "../../tests/support/layers.rs"]
-mod layers;
+use licensing_test_support::layers::{self, Table, circles, module_cycles};
 
-use layers::{Table, circles, sources, too_long};
+/// The package's sources, `proxy/src`.
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn sources() -> Vec<(PathBuf, String)> {
+    layers::sources(&src())
+}
 
 /// What each layer (a top-level folder of `proxy/src`) may import besides itself. The
 /// crate root (`lib.rs`, `main.rs`) wires them together and may import any.
@@ -51,8 +58,18 @@ fn the_layer_table_has_no_circle() {
 }
 
 #[test]
+fn no_files_import_each_other() {
+    let found = module_cycles(&sources());
+    assert!(
+        found.is_empty(),
+        "files that import each other (move what they share, or lean on a third):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
 fn no_file_is_too_long() {
-    let long = too_long(MAX_LINES);
+    let long = layers::too_long(&src(), MAX_LINES);
     assert!(
         long.is_empty(),
         "over {MAX_LINES} lines:\n{}",

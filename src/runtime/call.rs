@@ -12,13 +12,12 @@ use std::{
     time::Duration,
 };
 
-use progenitor_client::ResponseValue;
 use tracing::Instrument as _;
 
 use super::{
     MAX_OPAQUE_VALUES, Operation, Runtime,
     hooks::{ATTEMPT, Attempt, Sent},
-    reply::{Envelope, settle},
+    reply::{Envelope, Raw, settle},
 };
 use crate::{
     Error,
@@ -27,9 +26,6 @@ use crate::{
 
 /// The future an operation's builder turns into when awaited.
 pub type CallFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'a>>;
-
-/// What progenitor's `send()` returns.
-pub type Raw<R> = Result<ResponseValue<R>, progenitor_client::Error<()>>;
 
 /// Per-call settings that override the client's for one call, set with
 /// `.call_options(…)` on any operation builder.

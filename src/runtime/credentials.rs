@@ -11,6 +11,7 @@ use secrecy::ExposeSecret as _;
 use super::{
     Auth, Runtime,
     hooks::{ATTEMPT, Sent},
+    origin::{origin_of, same_origin},
 };
 use crate::{Error, ErrorCode};
 
@@ -129,16 +130,4 @@ pub fn nonce() -> String {
     let mut bytes = [0u8; 24];
     getrandom::fill(&mut bytes).expect("the operating system's random source is available");
     URL_SAFE_NO_PAD.encode(bytes)
-}
-
-/// Same scheme, host and port: the only place credentials may go.
-pub(super) fn same_origin(a: &reqwest::Url, b: &reqwest::Url) -> bool {
-    a.scheme() == b.scheme()
-        && a.host_str() == b.host_str()
-        && a.port_or_known_default() == b.port_or_known_default()
-}
-
-/// `scheme://host:port` only: a URL's path and query may carry what is not ours to log.
-pub(super) fn origin_of(url: &reqwest::Url) -> String {
-    url.origin().ascii_serialization()
 }

@@ -14,7 +14,7 @@ use progenitor_client::{ClientHooks, OperationInfo};
 
 use super::{
     Runtime,
-    credentials::{origin_of, same_origin},
+    origin::{origin_of, same_origin},
 };
 use crate::auth::SecretString;
 

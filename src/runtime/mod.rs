@@ -17,8 +17,9 @@ mod credentials;
 pub(crate) mod decode;
 mod hooks;
 pub(crate) mod opaque;
+mod origin;
 pub(crate) mod paging;
-mod reply;
+pub(crate) mod reply;
 pub(crate) mod setters;
 
 pub use crate::operations::Operation;

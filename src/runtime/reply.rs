@@ -6,8 +6,11 @@ use std::{fmt, time::Duration};
 
 use progenitor_client::ResponseValue;
 
-use super::{Operation, call::Raw};
+use super::Operation;
 use crate::{ApiError, Error, ErrorCode, ValidationError, retry::Verdict};
+
+/// What progenitor's `send()` returns.
+pub type Raw<R> = Result<ResponseValue<R>, progenitor_client::Error<()>>;
 
 /// The business result code: integer `0` on success, a string code on error.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]

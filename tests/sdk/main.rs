@@ -5,6 +5,8 @@
 
 mod common;
 
+mod architecture;
+
 mod errors;
 mod first_day;
 mod hostile;

@@ -9,10 +9,19 @@ use foldhash::fast::RandomState;
 
 use serde_json::Value;
 
-use super::{
-    contract::resolve,
-    schema::{Finding, expected_type, quote},
-};
+use super::schema::{Finding, expected_type, quote};
+
+/// What `#/components/...` names in `doc`.
+pub(crate) fn resolve<'d>(doc: &'d Value, reference: &str) -> Option<&'d Value> {
+    // A schema by its plain name is looked up directly: `Value::pointer` allocates for
+    // every segment, and a check follows a `$ref` for nearly every value it meets.
+    if let Some(name) = reference.strip_prefix("#/components/schemas/")
+        && !name.contains(['~', '/'])
+    {
+        return doc.get("components")?.get("schemas")?.get(name);
+    }
+    doc.pointer(reference.strip_prefix('#')?)
+}
 
 /// A schema's place among the compiled ones.
 pub(crate) type SchemaId = usize;

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use licensing_sdk::operations::{self, Operation, Service};
 use serde_json::Value;
 
-use super::compiled::{Compiler, SchemaId, Schemas};
+use super::compiled::{Compiler, SchemaId, Schemas, resolve};
 
 /// Where a parameter is read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,18 +146,6 @@ impl Contract {
             path,
         })
     }
-}
-
-/// What `#/components/...` names in `doc`.
-pub(crate) fn resolve<'d>(doc: &'d Value, reference: &str) -> Option<&'d Value> {
-    // A schema by its plain name is looked up directly: `Value::pointer` allocates for
-    // every segment, and a check follows a `$ref` for nearly every value it meets.
-    if let Some(name) = reference.strip_prefix("#/components/schemas/")
-        && !name.contains(['~', '/'])
-    {
-        return doc.get("components")?.get("schemas")?.get(name);
-    }
-    doc.pointer(reference.strip_prefix('#')?)
 }
 
 /// `value` with a top-level `$ref` followed.

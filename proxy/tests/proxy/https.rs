@@ -3,11 +3,9 @@
 
 use licensing_proxy::Proxy;
 use licensing_sim::{Simulator, TlsConfig};
+use licensing_test_support::pki::Pki;
 
-use super::{
-    pki::Pki,
-    support::{self, TempDir},
-};
+use super::support::{self, TempDir};
 
 #[tokio::test]
 async fn an_https_upstream_is_trusted_through_the_ca_file_only() {

@@ -10,8 +10,6 @@ mod echo;
 mod hostile;
 mod https;
 mod memory;
-#[path = "../../../tests/support/pki.rs"]
-mod pki;
 mod raw;
 mod replay;
 mod secrets;
