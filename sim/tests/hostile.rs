@@ -7,12 +7,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-/// A `createEnterprise` body of about 300 KB: 24,000 keys the schema does not know and one
-/// field of the wrong type.
+/// A `createEnterprise` body of about 300 KB: 24,000 keys the schema does not know, then
+/// (serialized compactly, keys in order) one field of the wrong type after all of them:
+/// the unknown keys sort before `customerName`.
 fn wide_bad_body() -> Value {
     let mut body = Map::new();
     for i in 0..24_000 {
-        body.insert(format!("k{i:05}"), json!(i));
+        body.insert(format!("a{i:05}"), json!(i));
     }
     body.insert("crmCustomerId".into(), json!("CRM-W"));
     body.insert("customerName".into(), json!(12345));
@@ -43,6 +44,11 @@ async fn a_wide_bad_body_holds_no_write_up() {
         }
     );
     let (raw, bad_took) = bad;
+    let text = serde_json::to_string(&wide_bad_body()).unwrap();
+    assert!(
+        text.find("\"a23999\"") < text.find("\"customerName\""),
+        "the bad field comes after the unknown keys"
+    );
     assert_eq!(raw.status, 299, "{:?}", raw.body);
     assert_eq!(raw.body["code"], "13004");
     let message = raw.body["message"].as_str().unwrap();
