@@ -1949,8 +1949,10 @@ impl Report {
              file into `LicenseOrder`s and sends the same `batchOrder` batches, as many at once, each a task of its own. \
              Each side is one process, timed from its start to its exit, configured by the same `LICENSING_*` variables, \
              against a `licensing-sim --seed demo` started fresh for it; {} pairs, each side first in every other pair. \
-             The command line also checks every line on its own before batching and writes a results file (one outcome \
-             per line, appended per batch, then rewritten in line order and synced); it reads the file into batches on \
+             The command line also checks every line on its own before batching and writes a results file ahead of \
+             each batch (a header with the input's SHA-256, each batch's lines recorded as `sending` and synced once \
+             per batch before it is sent, their outcomes appended after, the whole rewritten in line order and synced \
+             at the end), under a lock on the file; it reads the file into batches on \
              a thread of its own while the first batches are sent, where the SDK program reads the whole file before \
              sending. The ratio is the SDK's time over the command line's (its throughput relative to the SDK's), the \
              median of the pairs, with their range; seconds per run: command line {}; SDK {}. CPU time (user and \
