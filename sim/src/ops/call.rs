@@ -364,7 +364,7 @@ fn locate_within<T: DeserializeOwned>(
                 *at(&mut doc, &path).expect("the node exists") = Value::Array(items[..lo].to_vec());
                 Some(Step::Index(lo - 1))
             }
-            Value::Object(full) => culprit(&mut doc, &path, &full, &message, &fails),
+            Value::Object(full) => culprit(&mut doc, &path, &full, &message, &fails, &exhausted),
             _ => None,
         };
         let Some(step) = step else { break };
@@ -407,13 +407,21 @@ fn at<'v>(doc: &'v mut Value, path: &[Step]) -> Option<&'v mut Value> {
 }
 
 /// The field of the object at `path` that the failure is about, leaving `doc` failing
-/// with that field last (see [`name_the_field`]); `None` when it is the object itself.
+/// with that field last (see [`name_the_field`]); `None` when it is the object itself, or
+/// when the reads ran out (`exhausted`).
+///
+/// The shortest failing prefix is found by bisection: a prefix that holds the culprit fails
+/// on it whatever follows (the fields are read in order and the first bad one stops the
+/// read), one that does not fails only for a field it lacks. So a few reads of the object
+/// name a field among thousands, where trying each prefix in turn cost a copy of the object
+/// per field: quadratic in the number of fields before the bad one.
 fn culprit(
     doc: &mut Value,
     path: &[Step],
     full: &Map<String, Value>,
     message: &str,
     fails: &impl Fn(&Value) -> Option<String>,
+    exhausted: &std::cell::Cell<bool>,
 ) -> Option<Step> {
     // Scalars first: a discriminator (`orderType`) must be present before the fields it
     // selects can fail, and a scalar is never itself blamed for a field inside a list.
@@ -423,19 +431,35 @@ fn culprit(
     *at(doc, path)? = Value::Object(Map::new());
     let outside = fails(doc).is_some_and(|e| e == message);
     *at(doc, path)? = Value::Object(full.clone());
-    if outside {
+    if outside || exhausted.get() {
         return None;
     }
-    let mut prefix = Map::new();
-    for (key, value) in scalars.into_iter().chain(containers) {
-        prefix.insert(key.clone(), value.clone());
-        *at(doc, path)? = Value::Object(prefix.clone());
-        if fails(doc).is_some_and(|e| !e.starts_with("missing field")) {
-            // The whole object again: the fields after the culprit are read after it, so
-            // it still fails first, and no missing field of a prefix blurs what follows.
-            *at(doc, path)? = Value::Object(full.clone());
-            return Some(Step::Key(key.clone()));
+    let fields: Vec<(&String, &Value)> = scalars.into_iter().chain(containers).collect();
+    // Whether the first `k` fields fail for another reason than a missing field; `None`
+    // once the reads ran out.
+    let mut prefix_fails = |k: usize| -> Option<bool> {
+        let prefix: Map<String, Value> = fields[..k]
+            .iter()
+            .map(|(key, value)| ((*key).clone(), (*value).clone()))
+            .collect();
+        *at(doc, path)? = Value::Object(prefix);
+        let failed = fails(doc).is_some_and(|e| !e.starts_with("missing field"));
+        (!exhausted.get()).then_some(failed)
+    };
+    if !fields.is_empty() && prefix_fails(fields.len())? {
+        let (mut lo, mut hi) = (1, fields.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if prefix_fails(mid)? {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
         }
+        // The whole object again: the fields after the culprit are read after it, so it
+        // still fails first, and no missing field of a prefix blurs what follows.
+        *at(doc, path)? = Value::Object(full.clone());
+        return Some(Step::Key(fields[lo - 1].0.clone()));
     }
     *at(doc, path)? = Value::Object(full.clone());
     for (key, value) in full {
@@ -445,6 +469,9 @@ fn culprit(
         *at(doc, path)?.get_mut(key.as_str())? = Value::Array(Vec::new());
         let still = fails(doc).is_some_and(|e| e == message);
         *at(doc, path)?.get_mut(key.as_str())? = value.clone();
+        if exhausted.get() {
+            return None;
+        }
         if !still {
             return Some(Step::Key(key.clone()));
         }
@@ -478,5 +505,38 @@ mod tests {
         let named = named::<Bind>(br#"{"passwordMobile": 13812345678}"#).unwrap();
         assert!(named.starts_with("passwordMobile: "), "{named}");
         assert!(!named.contains("13812345678"), "{named}");
+    }
+
+    /// Thousands of fields the schema does not know, then the bad one: named in a number of
+    /// reads that grows with the logarithm of the fields, not with the fields.
+    #[test]
+    fn a_field_among_thousands_is_named_in_a_few_reads() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Create {
+            #[serde(rename = "customerName")]
+            customer_name: String,
+            #[serde(rename = "branchName")]
+            branch_name: String,
+        }
+        for fields in [100usize, 2_000, 20_000] {
+            let mut object = Map::new();
+            for i in 0..fields {
+                object.insert(format!("a{i:05}"), Value::from(i));
+            }
+            object.insert("customerName".into(), Value::from(5));
+            object.insert("branchName".into(), Value::from("North"));
+            let error =
+                serde_json::from_value::<Create>(Value::Object(object.clone())).unwrap_err();
+            let probes = std::cell::Cell::new(0);
+            let (path, message) = locate_within::<Create>(&object, &error, &probes).unwrap();
+            assert_eq!(path.as_deref(), Some("customerName"), "{message}");
+            let bound = 2 * (usize::BITS - fields.leading_zeros()) as usize + 8;
+            assert!(
+                probes.get() <= bound,
+                "{fields} fields: {} reads, more than {bound}",
+                probes.get()
+            );
+        }
     }
 }
