@@ -251,9 +251,13 @@ async fn an_http1_reply_never_read_is_given_up_at_the_write_timeout() {
         env.sim.addr()
     );
     tcp.write_all(request.as_bytes()).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // More than the socket's buffers take: the rest waits on the client. Built as soon as
+    // the machine gets to it (a busy one takes longer than the half second this waited).
+    let building = Instant::now();
+    while env.sim.stats().reply_bytes <= 1 << 20 && building.elapsed() < Duration::from_secs(30) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let stats = env.sim.stats();
-    // More than the socket's buffers take: the rest waits on the client.
     assert!(stats.reply_bytes > 1 << 20, "{stats:?}");
     let started = Instant::now();
     while env.sim.stats().reply_bytes > 0 && started.elapsed() < write_timeout * 4 {
