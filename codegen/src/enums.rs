@@ -320,7 +320,7 @@ impl EnumDef {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{load, tests::fragment};
+    use crate::spec::{load, testing::fragment};
 
     #[test]
     fn collects_and_generates_tolerant_enums() {

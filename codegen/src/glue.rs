@@ -198,7 +198,7 @@ pub fn envelope(op: &Op) -> TokenStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{load, operations, tests::fragment};
+    use crate::spec::{load, operations, testing::fragment};
 
     fn op(extra: &str) -> Op {
         let spec = load(&fragment(&format!("      x-error-codes: []\n{extra}"), "")).unwrap();

@@ -21,7 +21,8 @@ pub mod nonce;
 pub mod op_errors;
 pub mod reply_constraints;
 pub mod setters;
-pub mod spec;
+/// The spec model (`licensing-spec`): the documents read, the operations' facts.
+pub use licensing_spec as spec;
 pub mod table;
 pub mod tagged;
 pub mod unset;

@@ -59,7 +59,7 @@ pub fn strip(spec: &mut OpenAPI) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{load, tests::fragment};
+    use crate::spec::{load, testing::fragment};
 
     #[test]
     fn removes_the_nonce_from_every_operation() {

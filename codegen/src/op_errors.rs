@@ -93,7 +93,7 @@ pub fn module(ops: &[Op], enums: &EnumSet) -> Result<TokenStream, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{load, operations, tests::fragment};
+    use crate::spec::{load, operations, testing::fragment};
 
     fn generated(op_extra: &str) -> Result<String, String> {
         let spec = load(&fragment(op_extra, "")).unwrap();

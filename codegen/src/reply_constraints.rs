@@ -128,7 +128,7 @@ fn clear_constraints(s: &mut Schema) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{load, tests::fragment};
+    use crate::spec::{load, testing::fragment};
 
     #[test]
     fn reply_only_schemas_lose_their_constraints() {

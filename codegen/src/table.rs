@@ -132,7 +132,7 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{load, operations, tests::fragment};
+    use crate::spec::{load, operations, testing::fragment};
 
     #[test]
     fn one_record_and_one_macro_entry_per_operation() {

@@ -33,3 +33,35 @@ fn no_file_is_too_long() {
         long.join("\n")
     );
 }
+
+/// Every other package of the workspace that has no architecture test of its own (the
+/// simulator's and the proxy's check their layers too).
+const PACKAGES: [&str; 7] = [
+    "spec-model",
+    "codegen",
+    "sandbox-client",
+    "cli",
+    "xtask",
+    "bench-load",
+    "test-support",
+];
+
+#[test]
+fn no_package_has_files_that_import_each_other() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for package in PACKAGES {
+        let files = layers::sources(&root.join(package).join("src"));
+        assert!(!files.is_empty(), "{package}: the sources were not found");
+        found.extend(
+            layers::module_cycles(&files)
+                .into_iter()
+                .map(|c| format!("{package}: {c}")),
+        );
+    }
+    assert!(
+        found.is_empty(),
+        "files that import each other (move what they share, or lean on a third):\n{}",
+        found.join("\n")
+    );
+}

@@ -77,8 +77,7 @@ pub fn load(root: &Path, document: &Document) -> Result<Catalogue> {
     let path = root.join(document.spec);
     let text =
         fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    let raw: Value = serde_norway::from_str(&text)
-        .with_context(|| format!("{}: not valid YAML", document.spec))?;
+    let raw = licensing_spec::raw(&text).map_err(|e| anyhow::anyhow!("{}: {e}", document.spec))?;
     catalogue(&raw, document)
 }
 
@@ -168,7 +167,7 @@ mod tests {
     use super::*;
 
     fn parse(yaml: &str, document: &Document) -> Catalogue {
-        catalogue(&serde_norway::from_str(yaml).unwrap(), document).unwrap()
+        catalogue(&licensing_spec::raw(yaml).unwrap(), document).unwrap()
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! Loading the OpenAPI specs: the typed `openapiv3` model (the parser the build script
-//! uses) next to the raw JSON value of the same YAML, which keeps what the typed model
-//! drops (extensions beside a `$ref`, unknown keywords).
+//! Loading the OpenAPI specs through the spec model (`licensing-spec`): the typed
+//! `openapiv3` model (the one the build script reads) next to the raw JSON value of the
+//! same YAML, which keeps what the typed model drops (extensions beside a `$ref`, unknown
+//! keywords).
 
 use std::fs;
 use std::path::Path;
@@ -29,8 +30,7 @@ pub const SERVICES: &[Service] = &[
     },
 ];
 
-/// Prefix of every reference to a component schema.
-pub const SCHEMA_REF_PREFIX: &str = "#/components/schemas/";
+pub use licensing_spec::SCHEMA_REF_PREFIX;
 
 /// A parsed spec.
 pub struct Spec {
@@ -49,10 +49,8 @@ impl Spec {
 
     /// Parses the text of `service`'s spec.
     pub fn parse(service: &'static Service, text: &str) -> Result<Spec> {
-        let api: OpenAPI = serde_norway::from_str(text)
-            .with_context(|| format!("{}: not a valid OpenAPI 3.0 document", service.spec))?;
-        let raw: Value = serde_norway::from_str(text)
-            .with_context(|| format!("{}: not valid YAML", service.spec))?;
+        let api = licensing_spec::load(text).map_err(|e| anyhow!("{}: {e}", service.spec))?;
+        let raw = licensing_spec::raw(text).map_err(|e| anyhow!("{}: {e}", service.spec))?;
         Ok(Spec { service, api, raw })
     }
 

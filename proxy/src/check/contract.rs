@@ -1,13 +1,17 @@
 //! The documents as the proxy checks traffic against them: every operation of both
 //! OpenAPI specs (the text the SDK was generated from), with its parameters, request body,
-//! documented statuses and reply schemas, read once at start.
+//! documented statuses and reply schemas, read once at start by the spec model
+//! (`licensing-spec`), as the SDK's generator and the schema export read them.
 
 use std::collections::BTreeMap;
 
 use licensing_sdk::operations::{self, Operation, Service};
-use serde_json::Value;
+use licensing_spec::openapiv3::{
+    APIKeyLocation, Components, OpenAPI, Parameter, PathItem, ReferenceOr, SecurityRequirement,
+    SecurityScheme, StatusCode,
+};
 
-use super::compiled::{Compiler, SchemaId, Schemas, resolve};
+use super::compiled::{Compiler, SchemaId, Schemas};
 
 /// Where a parameter is read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,8 +83,6 @@ pub(crate) struct Matched<'c> {
     pub path: Vec<(String, String)>,
 }
 
-const METHODS: [&str; 4] = ["get", "post", "put", "delete"];
-
 impl Contract {
     /// Reads both services' documents. An error names the document and what it lacks (a
     /// spec the SDK's generator accepted always loads).
@@ -89,29 +91,35 @@ impl Contract {
         let mut ops = Vec::new();
         let mut by_path: BTreeMap<String, Vec<(String, usize)>> = BTreeMap::new();
         for (index, service) in [Service::Order, Service::Member].into_iter().enumerate() {
-            let doc: Value = serde_norway::from_str(service.openapi())
+            let doc = licensing_spec::load(service.openapi())
                 .map_err(|e| format!("{service:?} document: {e}"))?;
-            let paths = doc
-                .get("paths")
-                .and_then(Value::as_object)
-                .ok_or_else(|| format!("{service:?} document: no `paths`"))?;
+            let mut paths: Vec<(&String, &ReferenceOr<PathItem>)> = doc.paths.iter().collect();
+            paths.sort_by_key(|(path, _)| *path);
             for (path, item) in paths {
-                let shared = item.get("parameters").and_then(Value::as_array);
-                for method in METHODS {
-                    let Some(spec) = item.get(method) else {
+                let item = item
+                    .as_item()
+                    .ok_or_else(|| format!("{path}: a path item by reference"))?;
+                let methods = [
+                    ("GET", &item.get),
+                    ("POST", &item.post),
+                    ("PUT", &item.put),
+                    ("DELETE", &item.delete),
+                ];
+                for (method, spec) in methods {
+                    let Some(spec) = spec else {
                         continue;
                     };
                     let id = spec
-                        .get("operationId")
-                        .and_then(Value::as_str)
+                        .operation_id
+                        .as_deref()
                         .ok_or_else(|| format!("{method} {path}: no operationId"))?;
                     let op = operations::find(id)
                         .ok_or_else(|| format!("{id}: not in the operation table"))?;
-                    let contract = read_op(&mut compiler, &doc, index, op, shared, spec)?;
+                    let contract = read_op(&mut compiler, &doc, index, op, item, spec)?;
                     by_path
                         .entry(path.clone())
                         .or_default()
-                        .push((method.to_ascii_uppercase(), ops.len()));
+                        .push((method.to_string(), ops.len()));
                     ops.push(contract);
                 }
             }
@@ -148,102 +156,111 @@ impl Contract {
     }
 }
 
-/// `value` with a top-level `$ref` followed.
-fn deref<'d>(doc: &'d Value, value: &'d Value) -> Result<&'d Value, String> {
-    match value.get("$ref").and_then(Value::as_str) {
-        Some(r) => resolve(doc, r).ok_or_else(|| format!("{r}: not in the document")),
-        None => Ok(value),
-    }
-}
-
 fn read_op(
     compiler: &mut Compiler,
-    doc: &Value,
+    doc: &OpenAPI,
     index: usize,
     op: &'static Operation,
-    shared: Option<&Vec<Value>>,
-    spec: &Value,
+    item: &PathItem,
+    spec: &licensing_spec::openapiv3::Operation,
 ) -> Result<OpContract, String> {
+    let components = doc.components.as_ref();
+    let unresolved = |what: &str| format!("{}: {what} not in the document", op.id);
     let mut params = Vec::new();
-    let own = spec.get("parameters").and_then(Value::as_array);
-    for p in shared.into_iter().chain(own).flatten() {
-        let p = deref(doc, p).map_err(|e| format!("{}: {e}", op.id))?;
-        let location = match p.get("in").and_then(Value::as_str) {
-            Some("path") => In::Path,
-            Some("query") => In::Query,
-            Some("header") => In::Header,
-            _ => continue,
+    for p in item.parameters.iter().chain(&spec.parameters) {
+        let p = licensing_spec::parameter(components, p)
+            .ok_or_else(|| unresolved("a parameter's reference"))?;
+        let location = match p {
+            Parameter::Path { .. } => In::Path,
+            Parameter::Query { .. } => In::Query,
+            Parameter::Header { .. } => In::Header,
+            Parameter::Cookie { .. } => continue,
+        };
+        let data = p.parameter_data_ref();
+        let schema = match &data.format {
+            licensing_spec::openapiv3::ParameterSchemaOrContent::Schema(schema) => {
+                compiler.compile(components, index, schema)
+            }
+            licensing_spec::openapiv3::ParameterSchemaOrContent::Content(_) => compiler.any(),
         };
         params.push(Param {
-            name: p["name"].as_str().unwrap_or_default().to_string(),
+            name: data.name.clone(),
             location,
-            required: p.get("required").and_then(Value::as_bool) == Some(true),
-            schema: compiler.compile(doc, index, p.get("schema").unwrap_or(&Value::Null)),
+            required: data.required,
+            schema,
         });
     }
     let body = spec
-        .get("requestBody")
-        .map(|b| deref(doc, b))
-        .transpose()
-        .map_err(|e| format!("{}: {e}", op.id))?
+        .request_body
+        .as_ref()
         .map(|b| {
+            licensing_spec::request_body(components, b)
+                .ok_or_else(|| unresolved("the request body's reference"))
+        })
+        .transpose()?
+        .map(|b| {
+            let schema = b
+                .content
+                .get("application/json")
+                .and_then(|media| media.schema.as_ref());
             (
-                b.get("required").and_then(Value::as_bool) == Some(true),
-                compiler.compile(
-                    doc,
-                    index,
-                    b.pointer("/content/application~1json/schema")
-                        .unwrap_or(&Value::Null),
-                ),
+                b.required,
+                match schema {
+                    Some(schema) => compiler.compile(components, index, schema),
+                    None => compiler.any(),
+                },
             )
         });
     let mut replies = BTreeMap::new();
-    if let Some(responses) = spec.get("responses").and_then(Value::as_object) {
-        for (status, reply) in responses {
-            let Ok(status) = status.parse::<u16>() else {
-                continue;
-            };
-            let reply = deref(doc, reply).map_err(|e| format!("{}: {e}", op.id))?;
-            let schema = reply
-                .pointer("/content/application~1json/schema")
-                .map(|schema| compiler.compile(doc, index, schema));
-            replies.insert(status, schema);
-        }
+    for (status, reply) in &spec.responses.responses {
+        let StatusCode::Code(status) = *status else {
+            continue;
+        };
+        let reply = licensing_spec::response(components, reply)
+            .ok_or_else(|| unresolved("a reply's reference"))?;
+        let schema = reply
+            .content
+            .get("application/json")
+            .and_then(|media| media.schema.as_ref())
+            .map(|schema| compiler.compile(components, index, schema));
+        replies.insert(status, schema);
     }
-    let security = spec.get("security").or_else(|| doc.get("security"));
-    let credentials = credentials(doc, security);
+    let security = spec.security.as_ref().or(doc.security.as_ref());
     Ok(OpContract {
         op,
         params,
-        credentials,
+        credentials: credentials(components, security),
         body,
         replies,
     })
 }
 
 /// The headers of the first security requirement (the documents give one each).
-fn credentials(doc: &Value, security: Option<&Value>) -> Vec<Credential> {
-    let Some(first) = security
-        .and_then(Value::as_array)
-        .and_then(|alternatives| alternatives.first())
-        .and_then(Value::as_object)
-    else {
+fn credentials(
+    components: Option<&Components>,
+    security: Option<&Vec<SecurityRequirement>>,
+) -> Vec<Credential> {
+    let Some(first) = security.and_then(|alternatives| alternatives.first()) else {
         return Vec::new();
     };
-    first
-        .keys()
-        .filter_map(|name| doc.pointer(&format!("/components/securitySchemes/{name}")))
-        .filter_map(|scheme| match scheme.get("type").and_then(Value::as_str) {
-            Some("http") => Some(Credential {
+    let mut names: Vec<&String> = first.keys().collect();
+    names.sort();
+    names
+        .into_iter()
+        .filter_map(|name| components?.security_schemes.get(name)?.as_item())
+        .filter_map(|scheme| match scheme {
+            SecurityScheme::HTTP { scheme, .. } => Some(Credential {
                 header: "Authorization".to_string(),
-                bearer: scheme.get("scheme").and_then(Value::as_str) == Some("bearer"),
+                bearer: scheme.eq_ignore_ascii_case("bearer"),
             }),
-            Some("apiKey") if scheme.get("in").and_then(Value::as_str) == Some("header") => {
-                Some(Credential {
-                    header: scheme.get("name")?.as_str()?.to_string(),
-                    bearer: false,
-                })
-            }
+            SecurityScheme::APIKey {
+                location: APIKeyLocation::Header,
+                name,
+                ..
+            } => Some(Credential {
+                header: name.clone(),
+                bearer: false,
+            }),
             _ => None,
         })
         .collect()

@@ -368,8 +368,10 @@ mod tests {
                 "kind": {"oneOf": [{"type": "object"}, {"type": "string"}]}
             }}
         }}});
+        let components = serde_json::from_value(doc["components"].clone()).unwrap();
+        let reply = serde_json::from_value(json!({"$ref": "#/components/schemas/Reply"})).unwrap();
         let mut compiler = Compiler::default();
-        let id = compiler.compile(&doc, 0, &json!({"$ref": "#/components/schemas/Reply"}));
+        let id = compiler.compile(Some(&components), 0, &reply);
         let schemas = compiler.finish();
         let cases = [
             (json!({"code": 0, "data": {"list": []}}), true),

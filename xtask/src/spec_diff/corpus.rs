@@ -117,11 +117,11 @@ pub fn apply(base: &Side, m: &Mutation) -> Result<Vec<(&'static str, String, Str
             out.push((spec.service, spec.file.clone(), spec.text.clone()));
             continue;
         }
-        let mut doc: Value = serde_norway::from_str(&spec.text)?;
+        let mut doc = licensing_spec::raw(&spec.text).map_err(|e| anyhow!("{}: {e}", spec.file))?;
         for e in edits {
             edit(&mut doc, e).with_context(|| format!("{}: {} {}", m.id, e.op, e.path))?;
         }
-        let text = serde_norway::to_string(&doc)?;
+        let text = licensing_spec::to_yaml(&doc).map_err(|e| anyhow!("{}: {e}", spec.file))?;
         out.push((spec.service, format!("{} ({})", spec.file, m.id), text));
     }
     for e in &m.edits {
@@ -1116,8 +1116,7 @@ mod tests {
         let head = load::parse("same", apply(&base, &same).unwrap()).unwrap();
         assert!(super::super::changes(&base, &head).is_empty());
         let text =
-            serde_norway::to_string(&serde_norway::from_str::<Value>(&base.specs[0].text).unwrap())
-                .unwrap();
+            licensing_spec::to_yaml(&licensing_spec::raw(&base.specs[0].text).unwrap()).unwrap();
         let texts = vec![
             ("order", "order.yaml".to_string(), text),
             (

@@ -25,8 +25,10 @@ pub const FILE: &str = "xtask/spec-diff/proven.json";
 /// What every proof reads besides its mutation, relative to the repository root. The SDK's
 /// hand-written layer (`src/`) is not among them: the consumers exercise the generated
 /// surface, and `.ci/semver.sh` checks the whole API against the last release.
-const INPUTS: [&str; 7] = [
+const INPUTS: [&str; 9] = [
     "spec",
+    "spec-model/src",
+    "spec-model/Cargo.toml",
     "codegen/src",
     "codegen/Cargo.toml",
     "xtask/src/spec_diff/corpus.rs",

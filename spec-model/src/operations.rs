@@ -1,17 +1,11 @@
-//! Reading a spec: the document checks and the facts of every operation, taken from the
-//! spec alone.
+//! The facts of every operation (method, path, idempotency, error codes, paging, request
+//! and reply schemas), taken from the spec alone, with the checks that each is there.
 
 use std::collections::BTreeSet;
 
+use heck::{ToSnakeCase, ToUpperCamelCase};
 use openapiv3::{OpenAPI, Parameter, ReferenceOr, Schema, SchemaKind, StatusCode, Type};
 use serde_json::Value;
-
-use crate::names::{pascal, snake};
-
-/// Parses a spec's YAML text as OpenAPI 3.0.
-pub fn load(text: &str) -> Result<OpenAPI, String> {
-    serde_norway::from_str(text).map_err(|e| format!("not a valid OpenAPI 3.0 document: {e}"))
-}
 
 /// What an operation's reply carries in `data`, as the SDK hands it to the caller.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,12 +63,12 @@ pub struct Op {
 impl Op {
     /// progenitor's name for the operation's builder.
     pub fn builder(&self) -> String {
-        pascal(&self.id)
+        self.id.to_upper_camel_case()
     }
 
     /// progenitor's name for the client method.
     pub fn method_name(&self) -> String {
-        snake(&self.id)
+        self.id.to_snake_case()
     }
 }
 
@@ -401,55 +395,9 @@ pub fn object_property(
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-
-    /// A minimal valid spec with one operation; `op_extra` is spliced into the operation,
-    /// `components_extra` into `components.schemas`.
-    pub fn fragment(op_extra: &str, components_extra: &str) -> String {
-        format!(
-            r#"
-openapi: 3.0.3
-info: {{title: t, version: v1}}
-x-error-codes: ['500']
-paths:
-  /things:
-    get:
-      operationId: listThings
-      x-idempotent: true
-{op_extra}
-      parameters:
-        - {{name: g_nonce, in: query, required: true, schema: {{type: string}}}}
-        - {{name: pageNum, in: query, schema: {{type: integer}}}}
-        - {{name: pageSize, in: query, schema: {{type: integer}}}}
-      responses:
-        '200': {{description: ok, content: {{application/json: {{schema: {{$ref: '#/components/schemas/Reply'}}}}}}}}
-        '299': {{description: err, content: {{application/json: {{schema: {{$ref: '#/components/schemas/Reply'}}}}}}}}
-components:
-  schemas:
-    ErrorCode:
-      type: string
-      enum: ['500', '40000']
-      x-enum-varnames: [NetworkException, ParameterEmpty]
-      x-enum-descriptions: [network, empty]
-    Reply:
-      type: object
-      properties:
-        code: {{type: string}}
-        data: {{$ref: '#/components/schemas/Page'}}
-    Page:
-      type: object
-      properties:
-        list: {{type: array, items: {{$ref: '#/components/schemas/Thing'}}}}
-        hasNextPage: {{type: boolean}}
-    Thing:
-      type: object
-      properties:
-        name: {{type: string, maxLength: 3}}
-{components_extra}
-"#
-        )
-    }
+    use crate::{load, testing::fragment};
 
     fn ops(op_extra: &str) -> Result<Vec<Op>, String> {
         operations(&load(&fragment(op_extra, "")).unwrap())
