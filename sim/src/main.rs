@@ -18,21 +18,11 @@ use tracing_subscriber::EnvFilter;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// mimalloc's `mi_option_purge_delay`: 15 in the `mi_option_t` of both its major versions,
-/// which keeps retired options in the list so that the numbers hold.
-const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
+/// which keeps retired options in the list so that the numbers hold (`libmimalloc-sys`
+/// declares the option functions but has no constant for this one).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// mimalloc's default purge delays, in milliseconds: version 3's, version 2's.
 const MI_DEFAULT_PURGE_DELAYS: [std::ffi::c_long; 2] = [1_000, 10];
-
-// mimalloc's option functions, declared here: the `mimalloc` crate has no options API, and
-// `libmimalloc-sys` declares these two only behind its `extended` feature, unsafe as here,
-// with no constant for the purge delay. The signatures are those of mimalloc.h in both
-// major versions: `long mi_option_get(mi_option_t)`, `void mi_option_set(mi_option_t,
-// long)`, `mi_option_t` being a C enum (an `int`); the library is the one `mimalloc` links.
-#[allow(unsafe_code)] // declarations of C functions: only `hold_freed_memory` calls them
-unsafe extern "C" {
-    fn mi_option_get(option: std::ffi::c_int) -> std::ffi::c_long;
-    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
-}
 
 /// Freed memory is given back to the system 10 s after it is freed instead of 1 s: a batch
 /// of 50,000 orders frees hundreds of megabytes at once, and the next one, a second or two
@@ -41,8 +31,9 @@ unsafe extern "C" {
 /// 1.01 GB after such a batch and a reset: mimalloc purges as it allocates, not on a
 /// timer). Left alone when `MIMALLOC_PURGE_DELAY` is set, or when the option does not read
 /// as one of its documented defaults (a mimalloc whose numbering moved).
-#[allow(unsafe_code)] // mimalloc's options have no safe API (see the declarations above)
+#[allow(unsafe_code)] // mimalloc's options have no safe API (`libmimalloc-sys`'s are `unsafe`)
 fn hold_freed_memory() {
+    use libmimalloc_sys::{mi_option_get, mi_option_set};
     // SAFETY: both functions only read or write mimalloc's option table; any option
     // number is accepted (an unknown one is ignored). They are not thread-safe: this runs
     // first thing in `main`, before the runtime starts any other thread.

@@ -364,19 +364,13 @@ impl Server {
 
 /// The open-file limit leaves room for `wanted` connections, or fewer.
 #[cfg(unix)]
-#[allow(unsafe_code)] // `getrlimit`: libc's call, with no safe wrapper in the build
 fn fit_to_descriptors(wanted: usize) -> usize {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `getrlimit` only writes the struct it is given, which outlives the call.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0
-        || limit.rlim_cur == libc::RLIM_INFINITY
-    {
+    // `None`: no limit.
+    let Some(current) = rustix::process::getrlimit(rustix::process::Resource::Nofile).current
+    else {
         return wanted;
-    }
-    let room = usize::try_from(limit.rlim_cur)
+    };
+    let room = usize::try_from(current)
         .unwrap_or(usize::MAX)
         .saturating_sub(RESERVED_DESCRIPTORS)
         .max(1);
@@ -384,7 +378,7 @@ fn fit_to_descriptors(wanted: usize) -> usize {
         tracing::info!(
             configured = wanted,
             lowered = room,
-            open_file_limit = limit.rlim_cur,
+            open_file_limit = current,
             "max connections lowered to fit the open-file limit (ulimit -n)"
         );
     }
@@ -499,7 +493,8 @@ impl AcceptTrouble {
 
 #[cfg(unix)]
 fn out_of_descriptors(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+    use rustix::io::Errno;
+    matches!(Errno::from_io_error(e), Some(Errno::MFILE | Errno::NFILE))
 }
 
 #[cfg(not(unix))]

@@ -61,15 +61,12 @@ pub(crate) fn lock(path: &Path) -> Result<File, StateFileError> {
     let file = options
         .open(path)
         .map_err(|e| StateFileError::new(path, format!("cannot be opened: {e}")))?;
+    // (std's `File::try_lock` needs Rust 1.89, past the stated minimum.)
     #[cfg(unix)]
     {
-        use std::os::fd::AsRawFd as _;
-        // SAFETY: `flock` on a file descriptor this function owns; no memory is shared.
-        // (std's `File::try_lock` needs Rust 1.89, past the stated minimum.)
-        #[allow(unsafe_code)]
-        let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if locked != 0 {
-            let e = io::Error::last_os_error();
+        use rustix::fs::{FlockOperation, flock};
+        if let Err(e) = flock(&file, FlockOperation::NonBlockingLockExclusive) {
+            let e = io::Error::from(e);
             return Err(StateFileError::new(
                 path,
                 format!("the state file is in use by another simulator ({e})"),
