@@ -79,8 +79,10 @@ impl<'a> Vars<'a> {
     }
 }
 
-/// `500ms`, `30s`, `2m`, or a number of seconds (`1.5`); positive.
-pub(crate) fn parse_duration(text: &str) -> Option<Duration> {
+/// A duration as the SDK's variables and the command line take it: `500ms`, `30s`, `2m`,
+/// `1h`, `7d`, or a number of seconds (`1.5`); positive, under a billion seconds. `None`
+/// for anything else.
+pub fn parse_duration(text: &str) -> Option<Duration> {
     let text = text.trim();
     let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
         Some(at) => text.split_at(at),
@@ -92,6 +94,7 @@ pub(crate) fn parse_duration(text: &str) -> Option<Duration> {
         "s" => value,
         "m" => value * 60.0,
         "h" => value * 3600.0,
+        "d" => value * 86_400.0,
         _ => return None,
     };
     (seconds.is_finite() && seconds > 0.0 && seconds < 1e9)
@@ -109,6 +112,7 @@ mod tests {
         assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
         assert_eq!(parse_duration("1.5"), Some(Duration::from_millis(1500)));
         assert_eq!(parse_duration(" 7 s "), Some(Duration::from_secs(7)));
+        assert_eq!(parse_duration("7d"), Some(Duration::from_secs(7 * 86_400)));
         for bad in ["", "abc", "-1", "0", "10x", "NaN", "s"] {
             assert_eq!(parse_duration(bad), None, "{bad}");
         }

@@ -215,31 +215,16 @@ fn failed<E: Serialize + std::fmt::Debug>(e: progenitor_client::Error<E>) -> Cli
     }
 }
 
-/// `500ms`, `30s`, `15m`, `2h`, `7d`.
+/// `500ms`, `30s`, `15m`, `2h`, `7d`: read as the SDK reads its durations.
 fn duration_ms(text: &str) -> Result<i64, CliError> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| c.is_ascii_alphabetic())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let unit_ms: f64 = match unit {
-        "ms" => 1.0,
-        "s" | "" => 1_000.0,
-        "m" => 60_000.0,
-        "h" => 3_600_000.0,
-        "d" => 86_400_000.0,
-        _ => {
-            return Err(CliError::usage(format!(
-                "`{text}`: unknown unit (ms, s, m, h, d)"
-            )));
-        }
-    };
-    let value: f64 = number
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-        .ok_or_else(|| CliError::usage(format!("`{text}` is not a duration such as 30s or 2h")))?;
-    Ok((value * unit_ms).round() as i64)
+    licensing_sdk::env::parse_duration(text)
+        .and_then(|d| i64::try_from(d.as_millis()).ok())
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "`{}` is not a duration such as 500ms, 30s, 15m, 2h or 7d",
+                text.trim()
+            ))
+        })
 }
 
 /// Runs a sandbox command.
