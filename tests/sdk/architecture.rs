@@ -65,3 +65,108 @@ fn no_package_has_files_that_import_each_other() {
         found.join("\n")
     );
 }
+
+/// The workspace's packages by folder, each with the packages its code (normal and build
+/// dependencies; tests may use more) may depend on: a package below never depends on one
+/// above it, so the spec model reaches every reader and the simulator never the proxy.
+const PACKAGE_LAYERS: [(&str, &str, &[&str]); 9] = [
+    (
+        "xtask",
+        "xtask",
+        &[
+            "licensing-codegen",
+            "licensing-spec",
+            "licensing-test-support",
+        ],
+    ),
+    (
+        "test-support",
+        "licensing-test-support",
+        &["licensing-sdk", "licensing-sim"],
+    ),
+    (
+        "cli",
+        "licensing-cli",
+        &[
+            "licensing-sdk",
+            "licensing-sandbox-client",
+            "licensing-codegen",
+        ],
+    ),
+    (
+        "proxy",
+        "licensing-proxy",
+        &["licensing-sim", "licensing-sdk", "licensing-spec"],
+    ),
+    (
+        "sim",
+        "licensing-sim",
+        &[
+            "licensing-sdk",
+            "licensing-sandbox-client",
+            "licensing-spec",
+        ],
+    ),
+    (
+        "sandbox-client",
+        "licensing-sandbox-client",
+        &["licensing-codegen"],
+    ),
+    (".", "licensing-sdk", &["licensing-codegen"]),
+    ("codegen", "licensing-codegen", &["licensing-spec"]),
+    ("spec-model", "licensing-spec", &[]),
+];
+
+/// The workspace packages a manifest's normal and build dependencies name.
+fn package_dependencies(manifest: &str) -> Vec<String> {
+    let mut section = String::new();
+    let mut found = Vec::new();
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            section = line.to_string();
+            continue;
+        }
+        let runtime = section == "[dependencies]"
+            || section == "[build-dependencies]"
+            || (section.starts_with("[target.") && !section.ends_with("dev-dependencies]"));
+        if let Some((name, _)) = line.split_once('=')
+            && runtime
+            && name.trim().starts_with("licensing-")
+        {
+            found.push(name.trim().to_string());
+        }
+    }
+    found
+}
+
+#[test]
+fn packages_depend_one_way() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for (folder, name, allowed) in PACKAGE_LAYERS {
+        let manifest = std::fs::read_to_string(root.join(folder).join("Cargo.toml")).unwrap();
+        assert!(
+            manifest.contains(&format!("name = \"{name}\"")),
+            "{folder}: not {name}"
+        );
+        for dependency in package_dependencies(&manifest) {
+            if !allowed.contains(&dependency.as_str()) {
+                found.push(format!("{name} depends on {dependency}"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "against the layers:\n{}",
+        found.join("\n")
+    );
+    let planted = "[dependencies]\nlicensing-sim = { workspace = true }\n\
+                   [dev-dependencies]\nlicensing-test-support = { workspace = true }\n\
+                   [target.'cfg(unix)'.dependencies]\nlicensing-proxy = \"0.1\"\n";
+    assert_eq!(
+        package_dependencies(planted),
+        ["licensing-sim", "licensing-proxy"],
+        "the check reads normal and target dependencies, not dev-dependencies"
+    );
+}
