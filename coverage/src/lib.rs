@@ -1,0 +1,44 @@
+//! What an integration with the licensing platform exercised, against the documents.
+//!
+//! Read a recording ([`exchange::read`]: the conformance proxy's HAR, the simulator's
+//! journal, or several merged), then [`Report::new`] counts, per operation, the calls
+//! made, the documented business codes seen and never seen, the enum values sent and
+//! never sent, the optional request fields never sent, whether a page after the first was
+//! read and the retries observed, and lists the suspected double submissions
+//! ([`doubles`]). [`render`] writes it as markdown or JUnit XML (JSON by `serde`), and
+//! [`Minimums`] fails a run below the ratios it is given.
+//!
+//! ```
+//! use licensing_coverage::{Catalogue, Report, exchange};
+//! let journal = serde_json::json!({"entries": [{
+//!     "seq": 1, "operation": "allocateShellNums", "method": "POST",
+//!     "path": "/order/api/order/v1/shellnums", "query": [], "requestBody": {"size": 1},
+//!     "status": 200, "code": "0"
+//! }]});
+//! let exchanges = exchange::read("journal.json", &journal).unwrap();
+//! let report = Report::new(&Catalogue::documents().unwrap(), &exchanges);
+//! assert_eq!(report.totals.operations.seen, 1);
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod catalogue;
+pub mod doubles;
+pub mod exchange;
+pub mod render;
+mod report;
+mod threshold;
+
+pub use catalogue::{Catalogue, Field, Operation};
+pub use doubles::Double;
+pub use exchange::Exchange;
+pub use report::{EnumCoverage, OperationCoverage, Ratio, Report, Totals};
+pub use threshold::Minimums;
+
+/// A JSON scalar as text, as codes and enum values are compared (`7`, `new_buy`, `true`).
+pub(crate) fn text(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
