@@ -58,6 +58,24 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         output: Output,
     },
+    /// What an integration exercised against the documents, from recordings (HAR, from
+    /// the proxy) and simulator journals (`licensing sandbox journal` as JSON), merged in
+    /// the order given: per operation the calls, documented codes seen and never seen,
+    /// enum values and optional fields never sent, later pages, retries; and suspected
+    /// double submissions. Exits 1 when a total falls below --min.
+    Coverage {
+        /// Recordings and journals.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// `markdown` for people and pull requests, `json` for machines, `junit` for CI
+        /// dashboards (a test case per documented code of each operation).
+        #[arg(long, value_enum, default_value = "markdown")]
+        format: CoverageFormat,
+        /// The least each total must reach, e.g. `operations=100%,codes=80%` (totals:
+        /// operations, codes, enums, optional, paging).
+        #[arg(long, value_name = "NAME=PERCENT,...")]
+        min: Option<licensing_coverage::Minimums>,
+    },
     /// Sandbox seeds made from what a recording observed.
     #[command(subcommand)]
     Seed(SeedCommand),
@@ -117,6 +135,17 @@ enum Output {
     Text,
     /// One JSON document, for machines.
     Json,
+}
+
+/// How `coverage` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum CoverageFormat {
+    /// For people and pull requests.
+    Markdown,
+    /// One JSON document, for machines.
+    Json,
+    /// JUnit XML, for CI dashboards.
+    Junit,
 }
 
 /// Serving the proxy. The variables keep the names they had when the proxy was
@@ -258,6 +287,7 @@ async fn run(command: Command) -> ExitCode {
             Output::Text => r.to_text(),
             Output::Json => pretty(&r),
         })),
+        Command::Coverage { files, format, min } => coverage(&files, format, min.as_ref()),
         Command::Seed(SeedCommand::FromRecording { file, output }) => {
             let seed = tools::seed_from_recording(&file).map(|s| pretty(&s));
             match (seed, output) {
@@ -347,6 +377,48 @@ async fn confirm_writes(file: &std::path::Path, against: &str) -> Result<(), Str
     match answer.trim() {
         "y" | "Y" | "yes" => Ok(()),
         _ => Err("not repeated".into()),
+    }
+}
+
+/// `coverage`: the report on stdout; exit 1 when a minimum is missed (said on stderr), 2
+/// when a file cannot be read.
+fn coverage(
+    files: &[PathBuf],
+    format: CoverageFormat,
+    min: Option<&licensing_coverage::Minimums>,
+) -> ExitCode {
+    let read = || -> Result<licensing_coverage::Report, String> {
+        let catalogue = licensing_coverage::Catalogue::documents()?;
+        let mut exchanges = Vec::new();
+        for file in files {
+            let name = file.display().to_string();
+            let text = std::fs::File::open(file)
+                .map_err(|e| format!("{name}: {e}"))
+                .map(std::io::BufReader::new)?;
+            let document: serde_json::Value =
+                serde_json::from_reader(text).map_err(|e| format!("{name}: not JSON: {e}"))?;
+            exchanges.extend(licensing_coverage::exchange::read(&name, &document)?);
+        }
+        Ok(licensing_coverage::Report::new(&catalogue, &exchanges))
+    };
+    let report = match read() {
+        Ok(report) => report,
+        Err(e) => return finish(Err(e)),
+    };
+    let text = match format {
+        CoverageFormat::Markdown => licensing_coverage::render::markdown(&report),
+        CoverageFormat::Json => pretty(&report),
+        CoverageFormat::Junit => licensing_coverage::render::junit(&report),
+    };
+    print!("{text}");
+    let missed = min.map(|m| m.missed(&report)).unwrap_or_default();
+    for line in &missed {
+        eprintln!("licensing-proxy: coverage below its minimum: {line}");
+    }
+    if missed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 

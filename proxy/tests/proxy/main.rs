@@ -5,6 +5,7 @@
 //! body, credentials echoed by an upstream, forged text output, replayed writes).
 
 mod console;
+mod coverage;
 mod deviations;
 mod echo;
 mod hostile;
