@@ -235,12 +235,45 @@ impl Simulator {
         self.db.reset_enterprise(global_id)
     }
 
+    /// Tells the server to stop, once; and, when `LICENSING_SIM_JOURNAL_DIR` names a
+    /// directory, writes the journal there first (see [`JOURNAL_DIR_VARIABLE`]).
+    fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            self.export_journal();
+            let _ = stop.send(());
+        }
+    }
+
+    fn export_journal(&self) {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let Some(dir) = std::env::var_os(JOURNAL_DIR_VARIABLE) else {
+            return;
+        };
+        let listing = self
+            .sandbox
+            .journal
+            .listing(&sandbox::journal::Filter::default());
+        if listing.is_empty() {
+            return;
+        }
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = std::path::Path::new(&dir).join(format!(
+            "journal-{}-{n}-{}.json",
+            std::process::id(),
+            self.addr.port()
+        ));
+        // Best effort: a journal that cannot be written is missing from the measure, not a
+        // reason to fail the program that stops the simulator.
+        if let Ok(file) = std::fs::File::create(&path) {
+            let _ = serde_json::to_writer(std::io::BufWriter::new(file), &listing);
+        }
+    }
+
     /// Stops accepting connections, lets requests in flight finish (for up to five
     /// seconds) and returns once the server has stopped.
     pub async fn shutdown(mut self) -> io::Result<()> {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+        self.stop();
         let Some(mut task) = self.task.take() else {
             return Ok(());
         };
@@ -258,14 +291,18 @@ impl Simulator {
 
 impl Drop for Simulator {
     fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+        self.stop();
         if let Some(task) = self.task.take() {
             task.abort();
         }
     }
 }
+
+/// The environment variable naming a directory where every simulator of the process
+/// writes its journal (`journal-PID-N-PORT.json`, the admin API's `GET /journal` shape) when
+/// it stops or is dropped, if it journaled anything: for measuring what a test suite
+/// exercised (`licensing-proxy coverage DIR/*.json`).
+pub const JOURNAL_DIR_VARIABLE: &str = "LICENSING_SIM_JOURNAL_DIR";
 
 /// The simulator's manual (its README): the command line, the rules it applies, its
 /// protocol checks and limits, and what it chose where the platform's documents are

@@ -406,3 +406,63 @@ async fn an_import_applies_the_operations_field_rules() {
     }
     stop(env).await;
 }
+
+/// With `LICENSING_SIM_JOURNAL_DIR` set, the binary writes its journal there when it
+/// stops (SIGTERM), in the admin API's shape: what `licensing-proxy coverage` reads to
+/// measure what a test suite exercised.
+#[cfg(unix)]
+#[test]
+fn a_stopped_simulator_writes_its_journal_where_it_is_told() {
+    let dir = std::env::temp_dir().join(format!("licensing-sim-journal-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_licensing-sim"))
+        .args(["--addr", "127.0.0.1:0"])
+        .env(licensing_sim::JOURNAL_DIR_VARIABLE, &dir)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let reply: Value = runtime.block_on(async {
+        ::reqwest::Client::new()
+            .post(format!(
+                "{url}/order/api/order/v1/shellnums?g_nonce=journal-export-1"
+            ))
+            .bearer_auth(DEFAULT_APP_TOKEN)
+            .json(&json!({"size": 2}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    });
+    assert_eq!(reply["code"], 0, "{reply}");
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    assert!(child.wait().unwrap().success());
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let journal: Value = serde_json::from_slice(&std::fs::read(&files[0]).unwrap()).unwrap();
+    let entries = journal["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{journal}");
+    assert_eq!(entries[0]["operation"], "allocateShellNums");
+    assert_eq!(entries[0]["code"], "0");
+    assert_eq!(entries[0]["requestBody"], json!({"size": 2}));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

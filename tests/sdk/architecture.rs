@@ -97,7 +97,12 @@ const PACKAGE_LAYERS: [(&str, &str, &[&str]); 10] = [
     (
         "proxy",
         "licensing-proxy",
-        &["licensing-sim", "licensing-sdk", "licensing-spec"],
+        &[
+            "licensing-sim",
+            "licensing-sdk",
+            "licensing-spec",
+            "licensing-coverage",
+        ],
     ),
     (
         "sim",

@@ -293,6 +293,13 @@ pub(crate) struct Listing {
     dropped: i64,
 }
 
+impl Listing {
+    /// No entry matched.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
 impl serde::Serialize for Listing {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{SerializeSeq, SerializeStruct};
