@@ -72,7 +72,7 @@ async fn main() -> Result<(), Box<dyn StdError>> {
             asset(&lock, "CAD", 5)?,
         ],
     )?;
-    let first = batch(&orders, locks).await?;
+    let first = batch(&orders, "CO-2026-0001", locks).await?;
     let cloud_order = license_order(
         &customer,
         LicenseType::CloudCustomer,
@@ -84,7 +84,8 @@ async fn main() -> Result<(), Box<dyn StdError>> {
             }]),
         ],
     )?;
-    batch(&orders, cloud_order).await?;
+    // A batch of its own, with its own channel order number: one number, one submission.
+    batch(&orders, "CO-2026-0002", cloud_order).await?;
 
     let virtual_assets = orders
         .list_virtual_assets()
@@ -274,8 +275,13 @@ fn license_order(
     Ok(ot::LicenseOrder::NewBuy(order))
 }
 
-/// Sends one order as a batch; returns its license order id.
-async fn batch(orders: &order::Client, order: ot::LicenseOrder) -> Result<String, Error> {
+/// Sends one order as a batch under the channel's order number; returns its license order
+/// id.
+async fn batch(
+    orders: &order::Client,
+    channel_order_id: &str,
+    order: ot::LicenseOrder,
+) -> Result<String, Error> {
     let license_type = order.license_type().clone();
     let results = orders
         .batch_order()
@@ -283,7 +289,7 @@ async fn batch(orders: &order::Client, order: ot::LicenseOrder) -> Result<String
         .body(
             ot::BatchOrderRequest::builder()
                 .channel_code("CH01")
-                .channel_order_id("CO-2026-0001")
+                .channel_order_id(channel_order_id)
                 .sync_mode(SyncMode::Sync)
                 .order_list(vec![order]),
         )

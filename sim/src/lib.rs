@@ -258,6 +258,7 @@ impl Simulator {
             return;
         }
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let _ = std::fs::create_dir_all(&dir);
         let path = std::path::Path::new(&dir).join(format!(
             "journal-{}-{n}-{}.json",
             std::process::id(),
@@ -298,8 +299,8 @@ impl Drop for Simulator {
     }
 }
 
-/// The environment variable naming a directory where every simulator of the process
-/// writes its journal (`journal-PID-N-PORT.json`, the admin API's `GET /journal` shape) when
+/// The environment variable naming a directory (made if missing) where every simulator of
+/// the process writes its journal (`journal-PID-N-PORT.json`, the admin API's `GET /journal` shape) when
 /// it stops or is dropped, if it journaled anything: for measuring what a test suite
 /// exercised (`licensing-proxy coverage DIR/*.json`).
 pub const JOURNAL_DIR_VARIABLE: &str = "LICENSING_SIM_JOURNAL_DIR";
