@@ -12,7 +12,9 @@
 //!   `deleteMember` of that enterprise in between (a deletion names the employee by its
 //!   id, which the request does not carry, so any deletion clears the suspicion).
 //!
-//! Applied means answered code `0`, or the operation's partial-success code.
+//! Applied means answered code `0`, or the operation's partial-success code. Each recording
+//! or journal is one deployment's history: merged, their doubles are found within each
+//! (the same asset number allocated by two simulators is no double).
 
 use std::collections::BTreeMap;
 
@@ -61,8 +63,31 @@ fn after<'p>(path: &'p str, segment: &str) -> Option<&'p str> {
     parts.next()
 }
 
-/// Every suspected double submission of `exchanges`, in the order the second happened.
+/// The recording an exchange came from: its source up to the `#`.
+fn recording(x: &Exchange) -> &str {
+    x.source
+        .rsplit_once('#')
+        .map_or(x.source.as_str(), |(file, _)| file)
+}
+
+/// Every suspected double submission of `exchanges`, in the order the second happened,
+/// found within each recording.
 pub fn find(catalogue: &Catalogue, exchanges: &[Exchange]) -> Vec<Double> {
+    let mut found = Vec::new();
+    let mut start = 0;
+    while start < exchanges.len() {
+        let name = recording(&exchanges[start]);
+        let len = exchanges[start..]
+            .iter()
+            .take_while(|x| recording(x) == name)
+            .count();
+        found.extend(find_in(catalogue, &exchanges[start..start + len]));
+        start += len;
+    }
+    found
+}
+
+fn find_in(catalogue: &Catalogue, exchanges: &[Exchange]) -> Vec<Double> {
     let mut found = Vec::new();
     let mut orders: BTreeMap<String, &Exchange> = BTreeMap::new();
     // (order type, asset number) → the batch's exchange and its channelOrderId.

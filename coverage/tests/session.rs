@@ -227,6 +227,20 @@ fn the_session_counts_the_same_from_the_journal_and_from_a_recording() {
     both.extend(exchange::read("session.har", &har()).unwrap());
     let merged = Report::new(&Catalogue::documents().unwrap(), &both);
     assert_eq!(merged.totals.exchanges, 18);
+    // Doubles are found within each recording: the journal's and the HAR's one each, not
+    // the journal's batch against the HAR's.
+    let doubles: Vec<(&str, &str)> = merged
+        .suspected_double_submissions
+        .iter()
+        .map(|d| (d.first.as_str(), d.second.as_str()))
+        .collect();
+    assert_eq!(
+        doubles,
+        [
+            ("journal.json#seq 5", "journal.json#seq 9"),
+            ("session.har#4", "session.har#8")
+        ]
+    );
     assert_eq!(merged.totals.codes, from_journal.totals.codes);
 }
 

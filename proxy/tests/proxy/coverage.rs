@@ -128,8 +128,10 @@ async fn the_recording_and_the_journal_of_a_session_cover_the_same() {
     let out = run(&["--format", "json"]);
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["totals"]["exchanges"], 12, "both files, merged");
+    // One double in each file: the two files are two records of one history, and each is
+    // read on its own for doubles.
     assert_eq!(
         json["suspectedDoubleSubmissions"].as_array().unwrap().len(),
-        3
+        2
     );
 }
