@@ -112,6 +112,17 @@ tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
 $patches
 [workspace]
 members = ["crates/*"]
+
+# The workspace's dev profile (see its Cargo.toml), so that the dependencies built for the
+# tests are reused here rather than built again with debug information.
+[profile.dev.package."*"]
+debug = false
+
+[profile.dev.package.licensing-codegen]
+debug = false
+
+[profile.dev.package.licensing-spec]
+debug = false
 MANIFEST
 cp examples/quickstart.rs "$project/src/main.rs"
 cp Cargo.lock "$project/Cargo.lock"
