@@ -119,7 +119,8 @@ fn code_of(reply: Option<&Value>) -> Option<String> {
     }
 }
 
-fn from_har(source: &str, entry: &Value) -> Exchange {
+/// One entry of a HAR recording (`log.entries[i]`), named `source`.
+pub fn from_har(source: &str, entry: &Value) -> Exchange {
     let request = &entry["request"];
     let url = request["url"].as_str().unwrap_or_default();
     let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);

@@ -25,6 +25,8 @@
 mod catalogue;
 pub mod doubles;
 pub mod exchange;
+#[cfg(feature = "html")]
+pub mod html;
 pub mod render;
 mod report;
 mod threshold;

@@ -250,13 +250,14 @@ impl ProxyBuilder {
             None => None,
         };
         let listening = self.host.bind().await?;
-        let recorder = Recording::new(self.record_max_entries);
+        let recorder = Arc::new(Recording::new(self.record_max_entries));
         if self.record.is_some() {
             recorder.start(None, None);
         }
         let admin = AdminChecks::new(&listening, self.admin_token, self.allowed_hosts);
         let deviations = Arc::new(DeviationLog::new(self.console_max_exchanges));
-        let pages = console::console(Arc::clone(&deviations), &admin);
+        let recorded: Arc<dyn console::coverage::Recorded> = Arc::<Recording>::clone(&recorder);
+        let pages = console::console(Arc::clone(&deviations), recorded, &admin);
         let shared = Arc::new(forward::Shared {
             contract,
             upstream,

@@ -111,6 +111,7 @@ const PACKAGE_LAYERS: [(&str, &str, &[&str]); 10] = [
             "licensing-sdk",
             "licensing-sandbox-client",
             "licensing-spec",
+            "licensing-coverage",
         ],
     ),
     (

@@ -13,12 +13,21 @@
 // 6. a conformance proxy in front of the simulator (`licensing-proxy`) shows, on its
 //    own console page, the deviation a patch fault made of an SDK call through it: its
 //    operation, pointer, rule and exact request and reply, credentials redacted; again
-//    with no error and no request leaving the proxy's origin.
+//    with no error and no request leaving the proxy's origin;
+// 7. the Coverage pages: the simulator's, over its live journal (the calls above, the
+//    scripted 13004, a lock disabled twice named by both journal entries, each operation
+//    linked to its journal); the proxy's, which says how to start a recording, then
+//    reports on one made through it (the same double, by the recording's indexes);
+// 8. axe-core finds no violation on any page of either console.
 //
-// Saves a screenshot of the journal. Usage: node check.mjs CONFIG.json
-// (CONFIG: {browser, url, proxyUrl, cli, configDir, screenshot})
+// Saves screenshots of the journal and of the Coverage page. Usage: node check.mjs
+// CONFIG.json (CONFIG: {browser, url, proxyUrl, cli, configDir, screenshot,
+// coverageScreenshot})
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 import { chromium } from "playwright-core";
 
@@ -52,6 +61,22 @@ function sdkAt(env, ...args) {
   } catch (error) {
     return { ok: false, out: `${error.stdout}${error.stderr}` };
   }
+}
+
+/** A lock disabled, by the command line (through `env`'s base URLs). */
+const lockBody = join(mkdtempSync(join(tmpdir(), "console-check-")), "lock.json");
+writeFileSync(lockBody, JSON.stringify({ assetNums: ["8000000001"], operatorIdentity: "ops@example.com" }));
+function disableLock(env) {
+  return sdkAt(env, "order", "disable-locks", "--json-body", lockBody);
+}
+
+/** axe-core's violations on the page open in `page` (its context bypasses the CSP, which
+ * would refuse the injected script; the pages' own checks run under it elsewhere). */
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+async function axeViolations(page) {
+  await page.evaluate(axeSource);
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  return result.violations.map((v) => `${v.id} (${v.nodes.length}: ${v.nodes[0]?.target.join(" ")})`);
 }
 
 async function adminState() {
@@ -147,6 +172,28 @@ try {
   await page.reload();
   check((await page.locator("tr[data-rule] td").nth(5).textContent()).trim() === "1", "the rule fired once");
 
+  // 7a. The simulator's Coverage page, over the journal so far.
+  const twice = [disableLock(sdkEnv), disableLock(sdkEnv)];
+  check(twice.every((r) => r.ok), `a lock disabled twice through the SDK (${twice.map((r) => r.out.trim().split("\n")[0]).join(" / ")})`);
+  await page.getByRole("link", { name: "Coverage" }).click();
+  check((await page.locator("h1").textContent()) === "Coverage", "the Coverage page opens from the navigation");
+  const allocate = page.locator('#coverage-operations tr[data-operation="allocateShellNums"]');
+  const calls = Number(await allocate.getAttribute("data-calls"));
+  check(calls >= 4, `allocateShellNums: ${calls} calls counted (at least the 4 made above)`);
+  check((await allocate.locator("td").nth(2).textContent()).includes("13004×1"), "the scripted 13004 is among its answered codes, once");
+  const called = await page.locator('#coverage-totals tr[data-total="Operations called"] td').first().textContent();
+  check(Number(called) >= 2, `operations called: ${called}`);
+  const simDouble = page.locator('#coverage-doubles li[data-operation="disableLocks"]');
+  const simDoubleText = (await simDouble.textContent()).replace(/\s+/g, " ");
+  check(/disable of lock 8000000001, applied by journal#seq \d+ and again by journal#seq \d+/.test(simDoubleText), `the double names both journal entries: ${simDoubleText.trim()}`);
+  await page.setViewportSize({ width: 1400, height: 1100 });
+  await page.screenshot({ path: config.coverageScreenshot, fullPage: false });
+  await page.setViewportSize({ width: 1400, height: 900 });
+  console.log(`screenshot: ${config.coverageScreenshot}`);
+  await allocate.getByRole("link").click();
+  check(new URL(page.url()).searchParams.get("operation") === "allocateShellNums", "an operation links to its journal entries");
+  check((await page.locator('#journal > li.entry:not([data-operation="allocateShellNums"])').count()) === 0, "which list only that operation");
+
   // 4. Reset asks first.
   await page.getByRole("link", { name: "State" }).click();
   check(await page.getByRole("cell", { name: "Acme Robotics" }).first().isVisible(), "the state page lists the demo enterprise");
@@ -165,7 +212,12 @@ try {
   check((await page.locator("#enterprises-title").textContent()).includes("(0)"), "the page shows the empty state");
 
   // 5. Labelled, keyboard-reachable controls on every page; no errors; nothing foreign.
-  for (const path of ["", "state", "faults", "conformance"]) {
+  const axeContext = await browser.newContext({ bypassCSP: true, viewport: { width: 1400, height: 900 } });
+  const axePage = await axeContext.newPage();
+  for (const path of ["", "state", "faults", "coverage", "conformance"]) {
+    await axePage.goto(`${config.url}/__sandbox/${path}`);
+    const violations = await axeViolations(axePage);
+    check(violations.length === 0, `/__sandbox/${path}: axe finds no violation ${violations.join(" | ")}`);
     await page.goto(`${config.url}/__sandbox/${path}`);
     const unlabelled = await page.evaluate(() =>
       [...document.querySelectorAll("input, select, textarea, button")]
@@ -228,7 +280,28 @@ try {
   const pair = await item.locator(".exchange").innerText();
   check(pair.includes(`POST ${proxyOrigin}/order/api/order/v1/`) && pair.includes('"code": "99999"'), "its exact request and reply");
   check(pair.includes("[REDACTED]") && !pair.includes("sim-app-token"), "credentials redacted");
-  check((await proxyPage.getByRole("navigation").getByRole("link").count()) === 1, "the proxy offers the Conformance page only");
+  const sections = await proxyPage.getByRole("navigation").getByRole("link").allTextContents();
+  check(sections.join(",") === "Conformance,Coverage", `the proxy offers its two pages (${sections.join(", ")})`);
+
+  // 7b. The proxy's Coverage page: how to start a recording, then one made through it.
+  await proxyPage.getByRole("link", { name: "Coverage" }).click();
+  const howTo = await proxyPage.locator("main").innerText();
+  check(howTo.includes("not recording") && howTo.includes(`curl -X POST ${proxyOrigin}/__sandbox/v1/recording`), "with nothing recorded it says how to start a recording");
+  const recordingStarted = await fetch(`${config.proxyUrl}/__sandbox/v1/recording`, { method: "POST" });
+  check(recordingStarted.ok, `the recording started as the page says (HTTP ${recordingStarted.status})`);
+  const viaTwice = [disableLock(viaProxy), disableLock(viaProxy)];
+  check(viaTwice.every((r) => r.ok), "a lock disabled twice through the proxy");
+  await proxyPage.reload();
+  const proxyDouble = (await proxyPage.locator('#coverage-doubles li[data-operation="disableLocks"]').textContent()).replace(/\s+/g, " ");
+  check(proxyDouble.includes("disable of lock 8000000001, applied by recording#0 and again by recording#1"), `the proxy names both recorded exchanges: ${proxyDouble.trim()}`);
+  check((await proxyPage.locator('#coverage-operations tr[data-operation="disableLocks"]').getAttribute("data-calls")) === "2", "two calls of disableLocks recorded");
+  const proxyAxe = await axeContext.newPage();
+  for (const path of ["conformance", "coverage"]) {
+    await proxyAxe.goto(`${config.proxyUrl}/__sandbox/${path}`);
+    const violations = await axeViolations(proxyAxe);
+    check(violations.length === 0, `the proxy's /__sandbox/${path}: axe finds no violation ${violations.join(" | ")}`);
+  }
+  await axeContext.close();
   check(proxyErrors.length === 0, `no console errors on the proxy's page ${proxyErrors.join(" | ")}`);
   check(proxyForeign.length === 0, `no request left ${proxyOrigin} ${proxyForeign.join(" ")}`);
   await proxyContext.close();

@@ -3,10 +3,12 @@
 //! loopback port, with SDK calls made by the `licensing` command line.
 //!
 //! * Chromium (the default): `xtask/console/check.mjs` with playwright-core; the browser
-//!   is the system's, `CHROMIUM` or `chromium` on `PATH`. The journal's screenshot goes
-//!   to `<target>/console/journal.png`, and with `--save-screenshot` to
-//!   `sim/docs/console-journal.png` (the README's). A `licensing-proxy` in front of
-//!   that simulator serves the Conformance page the check's last step opens.
+//!   is the system's, `CHROMIUM` or `chromium` on `PATH`; axe-core (pinned in the same
+//!   lock file) checks every page of both consoles. The journal's and the Coverage page's
+//!   screenshots go to `<target>/console/{journal,coverage}.png`, and with
+//!   `--save-screenshot` to `sim/docs/console-{journal,coverage}.png` (the docs'). A
+//!   `licensing-proxy` in front of that simulator serves the Conformance and Coverage
+//!   pages the check's last steps open.
 //! * Firefox: `xtask/console/check_firefox.py` with Selenium (hash-pinned in
 //!   `xtask/console/requirements.txt`) through geckodriver, against a simulator started
 //!   with an admin token so that the check signs in and works through a session. The
@@ -94,6 +96,7 @@ fn run_chromium(root: &Path, save_screenshot: bool) -> Result<()> {
     let config_dir = out.join("cli-config");
     fs::create_dir_all(&config_dir)?;
     let screenshot = out.join("journal.png");
+    let coverage_screenshot = out.join("coverage.png");
     let config = out.join("config.json");
     fs::write(
         &config,
@@ -104,6 +107,7 @@ fn run_chromium(root: &Path, save_screenshot: bool) -> Result<()> {
             "cli": cli,
             "configDir": config_dir,
             "screenshot": screenshot,
+            "coverageScreenshot": coverage_screenshot,
         }))?,
     )?;
     toolchain::run(
@@ -116,10 +120,15 @@ fn run_chromium(root: &Path, save_screenshot: bool) -> Result<()> {
     drop(simulator);
     done(t);
     if save_screenshot {
-        let saved = root.join("sim").join("docs").join("console-journal.png");
-        fs::create_dir_all(saved.parent().expect("a folder"))?;
-        fs::copy(&screenshot, &saved)?;
-        eprintln!("screenshot saved as {}", saved.display());
+        for (taken, name) in [
+            (&screenshot, "console-journal.png"),
+            (&coverage_screenshot, "console-coverage.png"),
+        ] {
+            let saved = root.join("sim").join("docs").join(name);
+            fs::create_dir_all(saved.parent().expect("a folder"))?;
+            fs::copy(taken, &saved)?;
+            eprintln!("screenshot saved as {}", saved.display());
+        }
     }
     eprintln!(
         "\nconsole: every check passed ({:.0} s)",

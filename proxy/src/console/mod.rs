@@ -1,11 +1,15 @@
 //! The proxy's console at `/__sandbox/`, in the simulator's console frame
-//! (`licensing_sim::host::Console`): one page, Conformance, the deviations found so far
-//! grouped by operation, each with the exact request and reply it was found in
-//! (credentials redacted). The proxy has no state, journal, faults or clock of its own
-//! (those are the upstream's).
+//! (`licensing_sim::host::Console`): Conformance, the deviations found so far grouped by
+//! operation, each with the exact request and reply it was found in (credentials
+//! redacted); and Coverage, what the recorded traffic exercised against the documents
+//! ([`coverage`]). The proxy has no state, journal, faults or clock of its own (those are
+//! the upstream's).
+
+pub(crate) mod coverage;
 
 use std::{collections::BTreeMap, sync::Arc};
 
+use licensing_coverage::Catalogue;
 use licensing_sim::host::{AdminChecks, Console, REDACTED, is_secret};
 use maud::{Markup, html};
 
@@ -18,11 +22,20 @@ use crate::conformance::{
 pub(crate) const MAX_SHOWN: usize = 500;
 
 /// The console: its Conformance page, read from `source` at every request, at the
-/// console's root too; behind `checks`.
-pub(crate) fn console(source: Arc<DeviationLog>, checks: &AdminChecks) -> Console {
+/// console's root too, and its Coverage page, read from `recorded`; behind `checks`.
+pub(crate) fn console(
+    source: Arc<DeviationLog>,
+    recorded: Arc<dyn coverage::Recorded>,
+    checks: &AdminChecks,
+) -> Console {
+    let catalogue = Arc::new(Catalogue::documents());
     Console::builder("licensing-proxy", "conformance proxy")
         .page("conformance", "Conformance", move |_| {
             render(&source).into_string()
+        })
+        .page("coverage", "Coverage", move |page| {
+            let catalogue = catalogue.as_ref().as_ref().map_err(String::as_str);
+            coverage::render(catalogue, recorded.as_ref(), page.origin()).into_string()
         })
         .style(include_str!("console.css"))
         .build(checks)

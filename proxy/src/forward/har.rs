@@ -159,6 +159,12 @@ impl Recording {
         har(&self.state().entries)
     }
 
+    /// `read` over the entries so far (or the last recording's), under the recording's
+    /// lock: what a page reads without copying the recording.
+    pub(crate) fn with_entries<T>(&self, read: impl FnOnce(&[Value]) -> T) -> T {
+        read(&self.state().entries)
+    }
+
     /// Whether it records, its filters and counts.
     pub fn status(&self) -> RecordingStatus {
         let state = self.state();
@@ -201,6 +207,22 @@ impl Recording {
         } else {
             state.entries.push(entry);
         }
+    }
+}
+
+impl crate::console::coverage::Recorded for Recording {
+    fn exchanges(&self) -> Vec<licensing_coverage::Exchange> {
+        self.with_entries(|entries| {
+            entries
+                .iter()
+                .enumerate()
+                .map(|(i, e)| licensing_coverage::exchange::from_har(&format!("recording#{i}"), e))
+                .collect()
+        })
+    }
+
+    fn status(&self) -> RecordingStatus {
+        Recording::status(self)
     }
 }
 

@@ -49,7 +49,7 @@ pub(crate) struct Shared {
     pub admin: AdminChecks,
     /// Bytes of bodies under check at once.
     pub budget: Arc<CheckBudget>,
-    pub recorder: Recording,
+    pub recorder: Arc<Recording>,
     pub ids: Ids,
     /// The deviating exchanges the console's Conformance page shows.
     pub deviations: Arc<DeviationLog>,

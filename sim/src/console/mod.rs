@@ -11,6 +11,7 @@
 //! any other client, plus the session's anti-forgery token when it signed in.
 
 mod conformance;
+mod coverage;
 mod curl;
 mod faults;
 mod journal;
@@ -76,6 +77,7 @@ pub(crate) const SANDBOX: Mode = Mode {
         ("", "Journal"),
         ("state", "State"),
         ("faults", "Faults & clock"),
+        ("coverage", "Coverage"),
         ("conformance", "Conformance"),
     ]),
     style: None,
@@ -103,11 +105,12 @@ type Handler = fn(&Sandbox, &Request) -> Response;
 /// The console's routes, bound to `sandbox`, behind the admin checks of `access`.
 pub(crate) fn pages(sandbox: &Arc<Sandbox>, access: &AdminAccess) -> Pages {
     let mode = Arc::new(SANDBOX);
-    let pages: [(&str, Handler); 5] = [
+    let pages: [(&str, Handler); 6] = [
         ("", journal::page),
         ("journal/rows", journal::rows),
         ("state", state::page),
         ("faults", faults::page),
+        ("coverage", coverage::page),
         ("conformance", conformance::page),
     ];
     let mut routes: Vec<PageRoute> = pages
