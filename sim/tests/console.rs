@@ -89,9 +89,10 @@ async fn exposed() -> (Simulator, String) {
     (sim, base)
 }
 
-const PAGES: [&str; 5] = [
+const PAGES: [&str; 6] = [
     "/__sandbox/",
     "/__sandbox/journal/rows?after=0",
+    "/__sandbox/coverage",
     "/__sandbox/state",
     "/__sandbox/faults",
     "/__sandbox/conformance",
@@ -134,7 +135,8 @@ async fn without_the_token_every_page_and_action_is_refused() {
             "licensing_sim_session=0123456789abcdef0123456789abcdef",
         )],
     ] {
-        for page in PAGES {
+        // An opened journal entry too.
+        for page in PAGES.iter().chain(&["/__sandbox/journal/entry?seq=1"]) {
             let answer = send(&base, Method::GET, page, &credentials, None).await;
             assert_eq!(
                 answer.status,
@@ -594,8 +596,38 @@ async fn copy_as_curl_runs_in_bash_for_every_body_kind() {
     )
     .await;
     assert_eq!(page.status, StatusCode::OK);
-    let commands = curl_commands(&page.body);
-    assert_eq!(commands.len(), calls.len(), "{}", page.body);
+    // The rows carry summaries only; each entry's command comes with the entry, opened.
+    assert!(curl_commands(&page.body).is_empty(), "{}", page.body);
+    let mut opened = String::new();
+    for seq in page
+        .body
+        .split(r#"data-entry="/__sandbox/journal/entry?seq="#)
+        .skip(1)
+    {
+        let seq = &seq[..seq.find('"').unwrap()];
+        let entry = send(
+            &base,
+            Method::GET,
+            &format!("/__sandbox/journal/entry?seq={seq}"),
+            &[],
+            None,
+        )
+        .await;
+        assert_eq!(entry.status, StatusCode::OK, "{}", entry.body);
+        opened.push_str(&entry.body);
+    }
+    let gone = send(
+        &base,
+        Method::GET,
+        "/__sandbox/journal/entry?seq=999",
+        &[],
+        None,
+    )
+    .await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND);
+    assert!(gone.body.contains("no longer kept"), "{}", gone.body);
+    let commands = curl_commands(&opened);
+    assert_eq!(commands.len(), calls.len(), "{opened}");
 
     let dir = std::env::temp_dir().join(format!("licensing-sim-curl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

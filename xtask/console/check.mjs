@@ -18,7 +18,11 @@
 //    scripted 13004, a lock disabled twice named by both journal entries, each operation
 //    linked to its journal); the proxy's, which says how to start a recording, then
 //    reports on one made through it (the same double, by the recording's indexes);
-// 8. axe-core finds no violation on any page of either console.
+// 8. axe-core finds no violation on any page of either console;
+// 9. after a bulk run of 40 batches (`licensing orders submit`, 2,000 orders) the journal
+//    page is at most 1 MB and loads in at most one second (its rows carry summaries; an
+//    entry's request and reply are fetched when it is opened), and the state page shows
+//    its 2,000 assets a page at a time.
 //
 // Saves screenshots of the journal and of the Coverage page. Usage: node check.mjs
 // CONFIG.json (CONFIG: {browser, url, proxyUrl, cli, configDir, screenshot,
@@ -77,6 +81,23 @@ async function axeViolations(page) {
   await page.evaluate(axeSource);
   const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
   return result.violations.map((v) => `${v.id} (${v.nodes.length}: ${v.nodes[0]?.target.join(" ")})`);
+}
+
+/** A `new_buy` order of the demo seed's customer for one asset number (as the command
+ * line's own bulk tests write them: test-support/src/orders.rs). */
+function newBuy(number) {
+  return {
+    orderType: "new_buy", sequence: 1, customerId: "C100002", enterpriseGlobalId: "EG-000001",
+    licenseType: "normal_recover_usbkey", crmCustomerId: "CRM-ACME", customerName: "Acme Robotics",
+    channelCustomerId: "CC-ACME", customerType: "company", adminName: "Ada", adminAccount: "ada",
+    adminEmail: "ada@example.com", adminCellNumber: "13800000000", passwordMobile: "13800000000",
+    address: "1 Main Street", branchCode: "BR01", branchName: "North",
+    assets: [{ assetNos: [number], products: [{
+      crmProductId: "P-CAD", parentCrmProductId: "A-1", productUri: "cad", productName: "CAD Suite",
+      productType: "software", limitConcurrent: 5, limitTimeDuration: 0, trial: 0, trialEndDate: 0,
+      timeUnit: "year", timeUnitQuantity: 1, timeDurationExpression: "1-0-0", productFeatures: [],
+    }] }],
+  };
 }
 
 async function adminState() {
@@ -194,8 +215,49 @@ try {
   check(new URL(page.url()).searchParams.get("operation") === "allocateShellNums", "an operation links to its journal entries");
   check((await page.locator('#journal > li.entry:not([data-operation="allocateShellNums"])').count()) === 0, "which list only that operation");
 
+  // 9. A bulk run of 40 batches, then the journal and the state.
+  const numbers = [];
+  for (const half of [1, 2]) {
+    // At most 1,000 a call (the simulator's bound; the documents show none).
+    const allocated = sdk("order", "allocate-shell-nums", "--size", "1000", "--output", "json");
+    check(allocated.ok, `1,000 asset numbers allocated (${half}/2)`);
+    if (allocated.ok) numbers.push(...JSON.parse(allocated.out));
+  }
+  check(numbers.length === 2000, `2,000 asset numbers allocated (${numbers.length})`);
+  const ordersFile = join(mkdtempSync(join(tmpdir(), "console-bulk-")), "orders.jsonl");
+  writeFileSync(ordersFile, numbers.map((n) => JSON.stringify(newBuy(n))).join("\n") + "\n");
+  const bulk = sdk("orders", "submit", ordersFile, "--batch-size", "50", "--channel-code", "CH01", "--app-key", "APP-KEY");
+  check(bulk.ok, `40 batches of 50 orders submitted (${bulk.out.trim().split("\n").slice(-1)[0]})`);
+  const journalPage = await page.goto(`${config.url}/__sandbox/`);
+  const journalBytes = (await journalPage.body()).length;
+  const loaded = await page.evaluate(() => {
+    const [navigation] = performance.getEntriesByType("navigation");
+    return navigation.loadEventEnd - navigation.startTime;
+  });
+  const batches = await page.locator('#journal > li.entry[data-operation="batchOrder"]').count();
+  check(batches === 40, `the journal shows the 40 batches (${batches})`);
+  check(journalBytes <= 1024 * 1024, `the journal page is ${(journalBytes / 1024).toFixed(0)} KiB (at most 1 MiB)`);
+  check(loaded <= 1000, `and loads in ${loaded.toFixed(0)} ms (at most 1000)`);
+  const batchEntry = page.locator('#journal > li.entry[data-operation="batchOrder"]').first();
+  await batchEntry.locator("summary").click();
+  await batchEntry.locator("pre.json").first().waitFor();
+  check((await batchEntry.locator("pre.json").first().textContent()).includes('"orderType": "new_buy"'), "an opened batch shows its request, fetched when opened");
+  const statePage = await page.goto(`${config.url}/__sandbox/state`);
+  const stateBytes = (await statePage.body()).length;
+  const stateLoaded = await page.evaluate(() => {
+    const [navigation] = performance.getEntriesByType("navigation");
+    return navigation.loadEventEnd - navigation.startTime;
+  });
+  check(stateLoaded <= 1000, `the state page with 2,000 more assets: ${(stateBytes / 1024).toFixed(0)} KiB, loaded in ${stateLoaded.toFixed(0)} ms (at most 1000)`);
+  const assetPages = page.getByRole("navigation", { name: "Assets: pages" });
+  check((await page.locator("#assets tbody tr").count()) === 200, "the assets table shows its first 200 rows");
+  await assetPages.getByRole("link", { name: "Next" }).click();
+  await page.waitForURL(/assets-page=2/);
+  const second = (await page.getByRole("navigation", { name: "Assets: pages" }).textContent()).replace(/\s+/g, " ");
+  check(second.includes("Rows 201–400 of") && (await page.locator("#assets tbody tr").count()) === 200, `its Next link shows the next 200 (${second.trim()})`);
+
   // 4. Reset asks first.
-  await page.getByRole("link", { name: "State" }).click();
+  await page.getByRole("navigation").getByRole("link", { name: "State", exact: true }).click();
   check(await page.getByRole("cell", { name: "Acme Robotics" }).first().isVisible(), "the state page lists the demo enterprise");
   page.once("dialog", (dialog) => dialog.dismiss());
   await page.getByRole("button", { name: "Reset" }).click();

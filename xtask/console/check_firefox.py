@@ -206,7 +206,8 @@ try:
     # 3. Copy as cURL, read back from the clipboard and run in a shell.
     newest = driver.find_element(By.CSS_SELECTOR, newest_css)
     newest.find_element(By.TAG_NAME, "summary").send_keys(Keys.ENTER)  # opens by keyboard
-    copy = newest.find_element(By.XPATH, ".//button[normalize-space()='Copy as cURL']")
+    # The entry's request, reply and command arrive when it is opened.
+    copy = wait().until(lambda d: newest.find_element(By.XPATH, ".//button[normalize-space()='Copy as cURL']"))
     copy.send_keys(Keys.ENTER)
     wait().until(lambda d: d.find_element(By.ID, "status").text)
     check(driver.find_element(By.ID, "status").text == "The command was copied.",

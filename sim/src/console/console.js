@@ -63,6 +63,28 @@
     act(() => api(method, path, button.dataset.body), `${button.textContent.trim()}: done.`);
   });
 
+  // A journal entry's request, reply and command, fetched when it is first opened (the
+  // rows carry only their summaries). `toggle` does not bubble: caught on the way down.
+  document.addEventListener("toggle", async (event) => {
+    const details = event.target;
+    if (!(details instanceof HTMLDetailsElement) || !details.open || !details.dataset.entry) return;
+    const placeholder = details.querySelector(".exchange[aria-busy]");
+    if (!placeholder || details.dataset.loading) return;
+    details.dataset.loading = "yes";
+    try {
+      const response = await fetch(details.dataset.entry, { credentials: "same-origin" });
+      const template = document.createElement("template");
+      template.innerHTML = await response.text();
+      const loaded = template.content.querySelector(".exchange");
+      if (loaded) placeholder.replaceWith(loaded);
+      else say(`The entry could not be read (HTTP ${response.status}).`, true);
+    } catch {
+      say("The entry could not be read: is the simulator running?", true);
+    } finally {
+      delete details.dataset.loading;
+    }
+  }, true);
+
   // Copy as cURL: the command shown beside the button.
   document.addEventListener("click", async (event) => {
     const button = event.target.closest("button[data-copy]");

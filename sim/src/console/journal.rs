@@ -2,7 +2,9 @@
 //! operation, code and whether a fault rule fired; each opens to its request and reply
 //! (redacted as the journal keeps them) and a `curl` command that repeats it. The page
 //! asks for entries newer than the newest it shows every half second
-//! (`journal/rows?after=SEQ`), so new requests appear without a reload.
+//! (`journal/rows?after=SEQ`), so new requests appear without a reload. The rows carry
+//! only their summaries: an entry's request, reply and command are fetched when it is
+//! opened (`journal/entry?seq=SEQ`), so a page of 200 large batches stays small.
 
 use axum::{http::StatusCode, response::Response};
 use licensing_sdk::operations::{self, Service};
@@ -136,7 +138,7 @@ pub(crate) fn page(sandbox: &Sandbox, request: &Request) -> Response {
         ol #journal.entries data-after=(newest)
             data-rows=(format!("{ROOT}journal/rows?{}", wanted.query())) {
             @for entry in &entries {
-                (row(entry, &request.origin))
+                (row(entry))
             }
         }
     };
@@ -152,7 +154,7 @@ pub(crate) fn rows(sandbox: &Sandbox, request: &Request) -> Response {
         StatusCode::OK,
         html! {
             @for entry in &entries {
-                (row(entry, &request.origin))
+                (row(entry))
             }
         },
     )
@@ -204,10 +206,49 @@ fn filters(wanted: &Wanted) -> Markup {
     }
 }
 
-fn row(entry: &JournalEntry, origin: &str) -> Markup {
+fn row(entry: &JournalEntry) -> Markup {
     let operation = entry.operation.as_deref().unwrap_or("(no operation)");
     let code = entry.code.as_deref().unwrap_or("none");
     let failed = entry.status != 200 || entry.code.as_deref() != Some("0");
+    html! {
+        li.entry.failed[failed] data-seq=(entry.seq) data-operation=(operation)
+            data-code=(code) data-status=(entry.status) {
+            details data-entry=(format!("{ROOT}journal/entry?seq={}", entry.seq)) {
+                summary {
+                    span.time { (layout::time(entry.time)) }
+                    span.service { (service_name(service_of(entry))) }
+                    span.operation { (operation) }
+                    span.status { "HTTP " (entry.status) }
+                    span.code { "code " (code) }
+                    span.fault {
+                        @if let Some(rule) = entry.fault { "fault rule " (rule) }
+                    }
+                    span.duration { (format!("{:.1} ms", entry.duration_ms)) }
+                }
+                div.exchange aria-busy="true" { p.empty { "Loading the request and reply…" } }
+            }
+        }
+    }
+}
+
+/// One entry's request, reply and command (what an opened row shows), or a note that it
+/// is no longer kept.
+pub(crate) fn entry(sandbox: &Sandbox, request: &Request) -> Response {
+    let found = request
+        .query
+        .get("seq")
+        .and_then(|s| s.parse().ok())
+        .and_then(|seq| sandbox.journal.entry(seq));
+    match found {
+        Some(entry) => html(StatusCode::OK, exchange(&entry, &request.origin)),
+        None => html(
+            StatusCode::NOT_FOUND,
+            html! { div.exchange { p.empty { "This entry is no longer kept: the journal keeps only its newest entries." } } },
+        ),
+    }
+}
+
+fn exchange(entry: &JournalEntry, origin: &str) -> Markup {
     let target = if entry.query.is_empty() {
         entry.path.clone()
     } else {
@@ -220,20 +261,6 @@ fn row(entry: &JournalEntry, origin: &str) -> Markup {
     };
     let curl_id = format!("curl-{}", entry.seq);
     html! {
-        li.entry.failed[failed] data-seq=(entry.seq) data-operation=(operation)
-            data-code=(code) data-status=(entry.status) {
-            details {
-                summary {
-                    span.time { (layout::time(entry.time)) }
-                    span.service { (service_name(service_of(entry))) }
-                    span.operation { (operation) }
-                    span.status { "HTTP " (entry.status) }
-                    span.code { "code " (code) }
-                    span.fault {
-                        @if let Some(rule) = entry.fault { "fault rule " (rule) }
-                    }
-                    span.duration { (format!("{:.1} ms", entry.duration_ms)) }
-                }
                 div.exchange {
                     section {
                         h2 { "Request" }
@@ -259,8 +286,6 @@ fn row(entry: &JournalEntry, origin: &str) -> Markup {
                         pre.command id=(curl_id) { (curl::command(origin, entry)) }
                     }
                 }
-            }
-        }
     }
 }
 

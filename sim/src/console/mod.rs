@@ -105,9 +105,10 @@ type Handler = fn(&Sandbox, &Request) -> Response;
 /// The console's routes, bound to `sandbox`, behind the admin checks of `access`.
 pub(crate) fn pages(sandbox: &Arc<Sandbox>, access: &AdminAccess) -> Pages {
     let mode = Arc::new(SANDBOX);
-    let pages: [(&str, Handler); 6] = [
+    let pages: [(&str, Handler); 7] = [
         ("", journal::page),
         ("journal/rows", journal::rows),
+        ("journal/entry", journal::entry),
         ("state", state::page),
         ("faults", faults::page),
         ("coverage", coverage::page),

@@ -13,8 +13,9 @@ use std::collections::HashMap;
 use super::{Request, layout, schema};
 use crate::sandbox::{Sandbox, journal::redact};
 
-/// Rows a table shows at most; a search narrows the rest.
-pub(crate) const MAX_ROWS: usize = 500;
+/// Rows a table shows a page; its other pages are a link away (`?assets-page=2`), and a
+/// search narrows every table at once.
+pub(crate) const PAGE_ROWS: usize = 200;
 
 /// The state page.
 pub(crate) fn page(sandbox: &Sandbox, request: &Request) -> Response {
@@ -76,7 +77,7 @@ pub(crate) fn page(sandbox: &Sandbox, request: &Request) -> Response {
             button type="submit" { "Search" }
         }
         @let matches = |record: &Value| search.is_empty() || searchable(record).contains(&search);
-        (section("Enterprises", "enterprises", enterprises, &matches,
+        (section(&request.query, "Enterprises", "enterprises", enterprises, &matches,
             &["Global id", "Name", "Code", "Accounts", "Employees"], &|id, e| html! {
             td { (anchor("enterprise", id)) }
             td { (text(&e["name"])) }
@@ -84,7 +85,7 @@ pub(crate) fn page(sandbox: &Sandbox, request: &Request) -> Response {
             td { (links("customer", &e["customers"])) }
             td { (links("member", &e["members"])) }
         }))
-        (section("Accounts", "customers", customers, &matches,
+        (section(&request.query, "Accounts", "customers", customers, &matches,
             &["Customer id", "Name", "Enterprise", "Channel", "CRM id", "Branch"], &|id, c| html! {
             td { (anchor("customer", id)) }
             td { (text(&c["name"])) }
@@ -97,7 +98,7 @@ pub(crate) fn page(sandbox: &Sandbox, request: &Request) -> Response {
             td { (text(&c["crm"])) }
             td { (text(&c["branch"])) }
         }))
-        (section("Assets", "assets", assets, &matches,
+        (section(&request.query, "Assets", "assets", assets, &matches,
             &["Asset number", "Asset id", "License type", "Enterprise", "Customer", "Holder", "Products", "Orders"], &|num, a| html! {
             td { (anchor("asset", num)) }
             td { (text(&a["id"])) }
@@ -112,7 +113,7 @@ pub(crate) fn page(sandbox: &Sandbox, request: &Request) -> Response {
             td { (products(&a["products"])) }
             td { (links("order", &a["orders"])) }
         }))
-        (section("Employees", "members", members, &matches,
+        (section(&request.query, "Employees", "members", members, &matches,
             &["Global id", "Account", "Name", "Enterprise", "Assets held", "Trial"], &|id, m| html! {
             td { (anchor("member", id)) }
             td { (text(&m["account"])) }
@@ -121,14 +122,14 @@ pub(crate) fn page(sandbox: &Sandbox, request: &Request) -> Response {
             td { (listed("asset", by_holder.get(id))) }
             td { (if m["trial"] == Value::Bool(true) { "yes" } else { "no" }) }
         }))
-        (section("Orders", "orders", orders, &matches,
+        (section(&request.query, "Orders", "orders", orders, &matches,
             &["License order id", "Type", "Customer", "Assets"], &|id, o| html! {
             td { (anchor("order", id)) }
             td { (text(&o["orderType"])) }
             td { (link("customer", &o["customer"])) }
             td { (listed("asset", by_order.get(id))) }
         }))
-        (section("Loans", "loans", loans, &matches,
+        (section(&request.query, "Loans", "loans", loans, &matches,
             &["Lent lock", "Employee", "Assets lent"], &|lock, l| html! {
             td { (link("asset", &Value::from(lock))) }
             td { (link("member", &l["member"])) }
@@ -141,6 +142,7 @@ pub(crate) fn page(sandbox: &Sandbox, request: &Request) -> Response {
 type Row<'r> = dyn Fn(&str, &Value) -> Markup + 'r;
 
 fn section(
+    query: &HashMap<String, String>,
     title: &str,
     key: &str,
     records: &Map<String, Value>,
@@ -150,6 +152,30 @@ fn section(
 ) -> Markup {
     let found: Vec<(&String, &Value)> = records.iter().filter(|(_, r)| matches(r)).collect();
     let heading = format!("{key}-title");
+    let param = format!("{key}-page");
+    let pages = found.len().div_ceil(PAGE_ROWS).max(1);
+    let page = query
+        .get(&param)
+        .and_then(|p| p.parse::<usize>().ok())
+        .unwrap_or(1)
+        .clamp(1, pages);
+    let first = (page - 1) * PAGE_ROWS;
+    let shown = &found[first..found.len().min(first + PAGE_ROWS)];
+    // The same page with this table at `to`, the other tables and the search kept.
+    let href = |to: usize| {
+        let mut pairs: Vec<(&String, String)> = query
+            .iter()
+            .filter(|(k, _)| **k != param)
+            .map(|(k, v)| (k, v.clone()))
+            .collect();
+        pairs.push((&param, to.to_string()));
+        pairs.sort();
+        let mut out = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in pairs {
+            out.append_pair(k, &v);
+        }
+        format!("?{}#{heading}", out.finish())
+    };
     html! {
         section aria-labelledby=(heading) {
             h2 id=(heading) { (title) " " span.count { "(" (found.len()) ")" } }
@@ -159,13 +185,17 @@ fn section(
                 table #(key) {
                     thead { tr { @for column in columns { th scope="col" { (column) } } } }
                     tbody {
-                        @for (id, record) in found.iter().take(MAX_ROWS) {
+                        @for (id, record) in shown {
                             tr { (row(id, record)) }
                         }
                     }
                 }
-                @if found.len() > MAX_ROWS {
-                    p.more { (found.len() - MAX_ROWS) " more not shown: search to narrow." }
+                @if pages > 1 {
+                    nav.pages aria-label=(format!("{title}: pages")) data-table=(key) {
+                        @if page > 1 { a rel="prev" href=(href(page - 1)) { "Previous" } " " }
+                        span { "Rows " (first + 1) "–" (first + shown.len()) " of " (found.len()) ", page " (page) " of " (pages) }
+                        @if page < pages { " " a rel="next" href=(href(page + 1)) { "Next" } }
+                    }
                 }
             }
         }

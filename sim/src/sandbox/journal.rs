@@ -240,6 +240,20 @@ impl Journal {
         }
     }
 
+    /// The entry `seq`, parsed and redacted, while it is kept: the console's opened row.
+    #[cfg(feature = "console")]
+    pub fn entry(&self, seq: i64) -> Option<super::client::types::JournalEntry> {
+        let kept = {
+            let inner = self.inner();
+            // Sequence numbers are consecutive from the oldest kept entry.
+            let first = inner.entries.front()?.seq;
+            let at = usize::try_from(seq.checked_sub(first)?).ok()?;
+            inner.entries.get(at).filter(|e| e.seq == seq)?.clone()
+        };
+        let code = kept.code();
+        Some(kept.entry(code))
+    }
+
     /// What [`Journal::read`] returns, its entries parsed and redacted only as each is
     /// serialized: a large journal's export never holds all of them parsed at once, and
     /// the journal is locked only to pick them.
