@@ -124,7 +124,7 @@ debug = false
 [profile.dev.package.licensing-spec]
 debug = false
 MANIFEST
-cp examples/quickstart.rs "$project/src/main.rs"
+cp quickstart/src/main.rs "$project/src/main.rs"
 cp Cargo.lock "$project/Cargo.lock"
 (
     cd "$project"

@@ -4,7 +4,7 @@
 //! employees, asset assignment, lending, and a typed business error.
 //!
 //! ```sh
-//! cargo run --example quickstart
+//! cargo run -p licensing-quickstart
 //! ```
 
 use std::{error::Error as StdError, num::NonZeroU32};
