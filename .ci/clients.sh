@@ -4,8 +4,9 @@
 #   1. `cargo xtask clients --test`: TypeScript (openapi-typescript + openapi-fetch) and
 #      Python (openapi-python-client with the shipped templates) clients generated from
 #      spec/*.yaml, each driving all 19 operations against its own licensing-sim, with the
-#      simulator's journal checked afterwards (xtask/clients/README.md), then the README's
-#      TypeScript and Python examples, run as written and their printed output checked;
+#      simulator's journal checked afterwards (xtask/clients/README.md), then the
+#      TypeScript and Python examples of docs/other-languages.md, run as written and their
+#      printed output checked;
 #   2. `cargo xtask docs --check`: the reference pages of the three specs rendered by
 #      Redocly, opened in headless Chromium, every operation id and error code checked in the
 #      rendered DOM, one screenshot per page (paths printed below).

@@ -1,6 +1,7 @@
-//! A partner's first program, written from the README alone: a token provider of its own,
-//! a batch order over allocated `ShellNumber`s, and a request the SDK refuses before
-//! sending, matched as `Error::Validation`. Runs against the embedded simulator.
+//! A partner's first program, written from the README and the SDK guide alone: a token
+//! provider of its own, a batch order over allocated `ShellNumber`s, and a request the SDK
+//! refuses before sending, matched as `Error::Validation`. Runs against the embedded
+//! simulator.
 //!
 //! ```sh
 //! cargo run --example partner

@@ -34,6 +34,31 @@ pub mod runtime;
 pub mod transport;
 pub mod validate;
 
+/// The guides beside the README, `docs/*.md` in the repository: the SDK at length, the
+/// command line, the sandbox, the conformance proxy, other languages and changing the
+/// spec. Their Rust blocks are doctests of this crate.
+// `build.rs` sets `licensing_guides` when `docs/` is there: a copy of the crate without it
+// (xtask's spec-diff corpus copies `src/`, `build.rs` and the README) still builds.
+#[cfg(licensing_guides)]
+pub mod guides {
+    macro_rules! guide {
+        ($name:ident, $file:literal) => {
+            pub mod $name {
+                #![doc = include_str!(concat!("../docs/", $file))]
+                // The guides name the crate's items as the README does (`[`Error`]`).
+                #[allow(unused_imports)]
+                use crate::*;
+            }
+        };
+    }
+    guide!(sdk, "sdk.md");
+    guide!(cli, "cli.md");
+    guide!(sandbox, "sandbox.md");
+    guide!(proxy, "proxy.md");
+    guide!(other_languages, "other-languages.md");
+    guide!(changing_the_spec, "changing-the-spec.md");
+}
+
 pub use auth::{CachedToken, StaticToken, TokenProvider};
 pub use config::{
     ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT,

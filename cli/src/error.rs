@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// Exit codes, documented in `licensing --help` and the README.
+/// Exit codes, documented in `licensing --help` and `docs/cli.md`.
 pub mod exit {
     /// Everything succeeded.
     pub const OK: u8 = 0;

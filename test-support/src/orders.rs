@@ -1,6 +1,6 @@
 //! The bulk orders of the command line's tests, the SDK's bulk benchmark and `cargo xtask
-//! bench`: `new_buy` orders of the demo seed's customer (the README's session), one asset
-//! with one product each, written as JSON Lines.
+//! bench`: `new_buy` orders of the demo seed's customer (the command line guide's session),
+//! one asset with one product each, written as JSON Lines.
 
 use std::{io, path::Path};
 

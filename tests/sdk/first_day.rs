@@ -1,6 +1,6 @@
 //! What a partner's first program leans on: lists of asset numbers that take the SDK's own
-//! `ShellNumber`s as well as strings, and a README whose error table names each variant as
-//! the compiled `match` below it does.
+//! `ShellNumber`s as well as strings, and an SDK guide whose error table names each variant
+//! as the compiled `match` below it does.
 
 use licensing_sdk::{
     LicenseType,
@@ -103,13 +103,14 @@ fn a_delete_asset_order_takes_shell_numbers_and_strings() {
     }
 }
 
-/// The README's section "Errors": each row's pattern (the table's first column) is written
-/// the same way in the `match` of the block after it, which compiles as a doctest of the
-/// crate; so a row that names a variant or a field that does not exist fails the build.
+/// The SDK guide's section "Errors": each row's pattern (the table's first column) is
+/// written the same way in the `match` of the block after it, which compiles as a doctest
+/// of the crate; so a row that names a variant or a field that does not exist fails the
+/// build.
 #[test]
 fn the_error_table_is_the_compiled_match() {
-    let readme = include_str!("../../README.md");
-    let section = &readme[readme.find("## Errors").expect("an Errors section")..];
+    let guide = include_str!("../../docs/sdk.md");
+    let section = &guide[guide.find("## Errors").expect("an Errors section")..];
     let table: Vec<&str> = section
         .lines()
         .skip_while(|l| !l.starts_with("| variant |"))

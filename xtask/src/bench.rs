@@ -1119,7 +1119,7 @@ fn bulk(root: &Path, bins: &Binaries, options: &Options) -> Result<Value> {
     let results = dir.join("orders.results.jsonl");
     let fresh_sim = || Server::licensing_sim(bins, &["--seed", "demo"]);
     let numbers = allocate(root, &fresh_sim()?.url, orders)?;
-    // The orders of the command line's own bulk test (and of the README's session).
+    // The orders of the command line's own bulk test (and of the command line guide's session).
     licensing_test_support::orders::write(&file, &numbers)
         .with_context(|| format!("writing {}", file.display()))?;
     let (mut cli_s, mut sdk_s) = (Vec::new(), Vec::new());

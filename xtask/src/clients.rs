@@ -18,16 +18,16 @@
 //! on HTTP 299 (reported, not fatal, so that a generator release that handles 299 shows up
 //! as a note to drop the templates).
 //!
-//! `--test` also runs the two examples of README.md's "From other languages" section, read
-//! from README.md at run time (see `clients/readme.rs` for what is read and checked). Each
-//! runs as the README says, from the generated folder (`node_modules/.bin/tsx`,
-//! `../venv/bin/python`), against a fresh `licensing-sim --seed demo` (the binary `cargo run
-//! -p licensing-sim --features bin -- --seed demo` runs). The one change to their code:
-//! that simulator listens on a free port, so the base URL `http://127.0.0.1:8080` becomes
-//! its URL. They are saved as `readme-example.ts` and `readme_example.py` (not the
-//! README's `example.ts` and `example.py`, which may be a reader's own), and type-checked
-//! verbatim with the helpers (`tsc`, `mypy --strict`). What each prints must be what its
-//! comments claim.
+//! `--test` also runs the two examples of `docs/other-languages.md` (section "TypeScript and
+//! Python clients"), read from the guide at run time (see `clients/readme.rs` for what is
+//! read and checked). Each runs as the guide says, from the generated folder
+//! (`node_modules/.bin/tsx`, `../venv/bin/python`), against a fresh `licensing-sim --seed
+//! demo` (the binary `cargo run -p licensing-sim --features bin -- --seed demo` runs). The
+//! one change to their code: that simulator listens on a free port, so the base URL
+//! `http://127.0.0.1:8080` becomes its URL. They are saved as `readme-example.ts` and
+//! `readme_example.py` (not the guide's `example.ts` and `example.py`, which may be a
+//! reader's own), and type-checked verbatim with the helpers (`tsc`, `mypy --strict`).
+//! What each prints must be what its comments claim.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -56,10 +56,11 @@ pub struct Options {
 
 const TYPESCRIPT: &str = "xtask/clients/typescript";
 const PYTHON: &str = "xtask/clients/python";
-/// Where the README's examples are saved in the generated folders.
+/// Where the guide's examples are saved in the generated folders (the names
+/// `xtask/clients/README.md` gives).
 const README_TS: &str = "readme-example.ts";
 const README_PY: &str = "readme_example.py";
-/// How long a README example may run.
+/// How long a guide's example may run.
 const EXAMPLE_TIME_LIMIT: Duration = Duration::from_secs(120);
 
 /// Generates both clients (and tests them with `options.test`), printing each step and how
@@ -74,9 +75,9 @@ pub fn run_all(root: &Path, options: &Options) -> Result<()> {
         toolchain::version("python3", "install Python 3.10 or later, with venv")?
     );
     let out = toolchain::target_dir(root)?.join("clients");
-    // Read first: a README without its examples fails at once.
+    // Read first: a guide without its examples fails at once.
     let examples = if options.test {
-        let path = root.join("README.md");
+        let path = root.join(readme::FILE);
         let text =
             fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
         Some(Examples::parse(&text)?)
@@ -99,7 +100,7 @@ pub fn run_all(root: &Path, options: &Options) -> Result<()> {
     Ok(())
 }
 
-/// Generates and type-checks the TypeScript client (with the scenario and the README's
+/// Generates and type-checks the TypeScript client (with the scenario and the guide's
 /// example when testing); returns its directory.
 fn typescript(root: &Path, out: &Path, test: Option<&Examples>) -> Result<PathBuf> {
     let t = step("TypeScript: openapi-typescript + openapi-fetch");
@@ -122,7 +123,7 @@ fn typescript(root: &Path, out: &Path, test: Option<&Examples>) -> Result<PathBu
     remove(&dir.join(README_TS))?;
     if let Some(examples) = test {
         files.push("scenario.ts");
-        // Verbatim (the run points it at its simulator), so that tsc checks the README's code.
+        // Verbatim (the run points it at its simulator), so that tsc checks the guide's code.
         fs::write(dir.join(README_TS), &examples.typescript.code)?;
     }
     toolchain::copy(&root.join(TYPESCRIPT), &dir, &files)?;
@@ -138,7 +139,7 @@ fn typescript(root: &Path, out: &Path, test: Option<&Examples>) -> Result<PathBu
 }
 
 /// Generates the Python packages with the shipped configuration and templates (with the
-/// scenario and the README's example when testing); returns their directory and the
+/// scenario and the guide's example when testing); returns their directory and the
 /// venv's `bin`.
 fn python(root: &Path, out: &Path, test: Option<&Examples>) -> Result<(PathBuf, PathBuf)> {
     let t = step("Python: openapi-python-client with xtask/clients/python/{config.yaml,templates}");
@@ -215,7 +216,7 @@ fn generate_python(bin: &Path, spec: &Path, output: &Path, shipped: Option<&Path
     Ok(())
 }
 
-/// Both scenarios, each against a simulator of its own, the README's examples, then the
+/// Both scenarios, each against a simulator of its own, the guide's examples, then the
 /// control.
 fn test(
     root: &Path,
@@ -306,7 +307,7 @@ pub(crate) fn build_simulator(root: &Path) -> Result<PathBuf> {
         .join("licensing-sim"))
 }
 
-/// README.md's two examples, each from its generated folder against a fresh
+/// The guide's two examples, each from its generated folder against a fresh
 /// `licensing-sim --seed demo`, their output checked against their comments.
 fn readme_examples(
     sim: &Path,
@@ -331,7 +332,8 @@ fn readme_examples(
     for (example, dir, file, mut command) in runs {
         let fence = example.flavor.fence;
         let t = step(&format!(
-            "README.md:{}, the ```{fence} block of \"{}\", against licensing-sim --seed demo",
+            "{}:{}, the ```{fence} block of \"{}\", against licensing-sim --seed demo",
+            readme::FILE,
             example.line - 1,
             readme::SECTION.trim_start_matches('#').trim_start()
         ));
@@ -355,7 +357,8 @@ fn readme_examples(
         };
         if !status.success() {
             bail!(
-                "README.md:{}: the ```{fence} block failed ({status}); {}",
+                "{}:{}: the ```{fence} block failed ({status}); {}",
+                readme::FILE,
                 example.line - 1,
                 shown()
             );
@@ -366,8 +369,9 @@ fn readme_examples(
             .and_then(|()| example.check_journal(&journal));
         if let Err(problems) = checked {
             bail!(
-                "README.md:{}: the ```{fence} block does not print what it claims:\n  {}\n\
+                "{}:{}: the ```{fence} block does not print what it claims:\n  {}\n\
                  (the simulator answered: {})\n{}",
+                readme::FILE,
                 example.line - 1,
                 problems.join("\n  "),
                 readme::summary(&journal),
@@ -375,7 +379,7 @@ fn readme_examples(
             );
         }
         for claim in &example.claims {
-            eprintln!("as README.md:{} claims: {}", claim.line, claim.text);
+            eprintln!("as {}:{} claims: {}", readme::FILE, claim.line, claim.text);
         }
         eprintln!(
             "{}: the simulator answered {}",

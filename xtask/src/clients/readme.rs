@@ -1,9 +1,10 @@
-//! The two examples of README.md's "From other languages" section, as `cargo xtask clients
-//! --test` runs them: read from README.md at run time, verbatim, and checked against the
-//! outputs their comments claim.
+//! The two examples of the other languages guide (`docs/other-languages.md`, section
+//! "TypeScript and Python clients"), as `cargo xtask clients --test` runs them: read from
+//! the guide at run time, verbatim, and checked against the outputs their comments claim.
 //!
-//! * The section (from its `## From other languages` heading to the next `## ` heading)
-//!   must hold exactly one ```` ```ts ```` and exactly one ```` ```python ```` block.
+//! * The section (from its `## TypeScript and Python clients` heading to the next `## `
+//!   heading) must hold exactly one ```` ```ts ```` and exactly one ```` ```python ````
+//!   block.
 //! * Each block must use [`BASE_URL`], the address `cargo run -p licensing-sim --features
 //!   bin -- --seed demo` listens on. That string is the one thing the test changes: it
 //!   becomes the URL of the simulator started for the block on a free port.
@@ -17,8 +18,11 @@
 use anyhow::{Result, bail};
 use serde_json::Value;
 
-/// The section of README.md the examples come from.
-pub const SECTION: &str = "## From other languages";
+/// The guide the examples come from, relative to the repository's root.
+pub const FILE: &str = "docs/other-languages.md";
+
+/// The section of [`FILE`] the examples come from.
+pub const SECTION: &str = "## TypeScript and Python clients";
 
 /// The base URL the examples use, replaced by the test's simulator URL.
 pub const BASE_URL: &str = "http://127.0.0.1:8080";
@@ -47,7 +51,7 @@ pub const PYTHON: Flavor = Flavor {
     print: "print(",
 };
 
-/// One output line an example claims, with the README line that claims it.
+/// One output line an example claims, with the guide's line that claims it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claim {
     pub line: usize,
@@ -66,7 +70,7 @@ impl Claim {
 #[derive(Debug)]
 pub struct Example {
     pub flavor: Flavor,
-    /// README line of the block's first line of code.
+    /// The guide's line of the block's first line of code.
     pub line: usize,
     /// The code, verbatim, ending with a newline.
     pub code: String,
@@ -87,11 +91,11 @@ impl Example {
             match printed.get(i) {
                 Some(line) if matches(&claim.text, line) => {}
                 Some(line) => problems.push(format!(
-                    "README.md:{} claims  {}\n    but it printed  {line}",
+                    "{FILE}:{} claims  {}\n    but it printed  {line}",
                     claim.line, claim.text
                 )),
                 None => problems.push(format!(
-                    "README.md:{} claims  {}\n    but nothing more was printed",
+                    "{FILE}:{} claims  {}\n    but nothing more was printed",
                     claim.line, claim.text
                 )),
             }
@@ -120,7 +124,7 @@ impl Example {
                     .any(|(_, status, c)| *status == 299 && c == code);
                 (!seen).then(|| {
                     format!(
-                        "README.md:{} claims business error {code}, but the simulator never \
+                        "{FILE}:{} claims business error {code}, but the simulator never \
                          answered {code} with HTTP 299 (journal: {})",
                         claim.line,
                         summary(journal)
@@ -166,7 +170,7 @@ pub fn summary(journal: &Value) -> String {
         .join(", ")
 }
 
-/// The TypeScript and the Python example of README.md's [`SECTION`].
+/// The TypeScript and the Python example of [`FILE`]'s [`SECTION`].
 #[derive(Debug)]
 pub struct Examples {
     pub typescript: Example,
@@ -174,8 +178,8 @@ pub struct Examples {
 }
 
 impl Examples {
-    pub fn parse(readme: &str) -> Result<Examples> {
-        let blocks = blocks(readme)?;
+    pub fn parse(guide: &str) -> Result<Examples> {
+        let blocks = blocks(guide)?;
         Ok(Examples {
             typescript: example(&blocks, TYPESCRIPT)?,
             python: example(&blocks, PYTHON)?,
@@ -183,14 +187,14 @@ impl Examples {
     }
 }
 
-/// A fenced block: its info string, the README line of its first line of code, its lines.
+/// A fenced block: its info string, the guide's line of its first line of code, its lines.
 type Block<'a> = (&'a str, usize, Vec<&'a str>);
 
 /// The fenced blocks of [`SECTION`].
-fn blocks(readme: &str) -> Result<Vec<Block<'_>>> {
-    let mut lines = readme.lines().enumerate().map(|(i, l)| (i + 1, l));
+fn blocks(guide: &str) -> Result<Vec<Block<'_>>> {
+    let mut lines = guide.lines().enumerate().map(|(i, l)| (i + 1, l));
     if !lines.any(|(_, l)| l.trim_end() == SECTION) {
-        bail!("README.md has no \"{SECTION}\" section");
+        bail!("{FILE} has no \"{SECTION}\" section");
     }
     let mut blocks = Vec::new();
     let mut open: Option<Block> = None;
@@ -208,7 +212,7 @@ fn blocks(readme: &str) -> Result<Vec<Block<'_>>> {
     }
     if let Some((info, first, _)) = open {
         bail!(
-            "README.md:{}: the ```{info} block of \"{SECTION}\" is never closed",
+            "{FILE}:{}: the ```{info} block of \"{SECTION}\" is never closed",
             first - 1
         );
     }
@@ -220,9 +224,9 @@ fn example(blocks: &[Block], flavor: Flavor) -> Result<Example> {
     let found: Vec<&Block> = blocks.iter().filter(|(info, ..)| *info == fence).collect();
     let (line, lines) = match found.as_slice() {
         [(_, line, lines)] => (*line, lines),
-        [] => bail!("README.md: the \"{SECTION}\" section has no ```{fence} block"),
+        [] => bail!("{FILE}: the \"{SECTION}\" section has no ```{fence} block"),
         several => bail!(
-            "README.md: the \"{SECTION}\" section has {} ```{fence} blocks (lines {}); \
+            "{FILE}: the \"{SECTION}\" section has {} ```{fence} blocks (lines {}); \
              the test runs exactly one",
             several.len(),
             several
@@ -236,7 +240,7 @@ fn example(blocks: &[Block], flavor: Flavor) -> Result<Example> {
     code.push('\n');
     if !code.contains(BASE_URL) {
         bail!(
-            "README.md:{}: the ```{fence} block does not use {BASE_URL} (where `cargo run -p \
+            "{FILE}:{}: the ```{fence} block does not use {BASE_URL} (where `cargo run -p \
              licensing-sim --features bin -- --seed demo` listens), so the test cannot point \
              it at its simulator:\n{code}",
             line - 1
@@ -250,7 +254,7 @@ fn example(blocks: &[Block], flavor: Flavor) -> Result<Example> {
         }
         let Some(comment) = comment else {
             bail!(
-                "README.md:{}: the ```{fence} block prints without a comment saying what:\n{text}",
+                "{FILE}:{}: the ```{fence} block prints without a comment saying what:\n{text}",
                 line + i
             );
         };
@@ -261,7 +265,7 @@ fn example(blocks: &[Block], flavor: Flavor) -> Result<Example> {
     }
     if claims.is_empty() {
         bail!(
-            "README.md:{}: the ```{fence} block claims no output (no `{}…)` with a comment)",
+            "{FILE}:{}: the ```{fence} block claims no output (no `{}…)` with a comment)",
             line - 1,
             flavor.print
         );
@@ -337,9 +341,9 @@ mod tests {
 
     use super::*;
 
-    const README: &str = r#"# Title
+    const GUIDE: &str = r#"# Title
 
-## From other languages
+## TypeScript and Python clients
 
 ```sh
 cargo xtask clients
@@ -367,7 +371,7 @@ console.log(1);
 
     #[test]
     fn the_blocks_and_their_claims_are_read() {
-        let examples = Examples::parse(README).unwrap();
+        let examples = Examples::parse(GUIDE).unwrap();
         let ts = &examples.typescript;
         assert_eq!(ts.line, 10);
         assert!(ts.code.starts_with("const order") && ts.code.ends_with("(…)\"\n"));
@@ -399,41 +403,41 @@ console.log(1);
 
     #[test]
     fn missing_doubled_or_unpointable_blocks_fail() {
-        let no_python = README.replace("```python", "```py");
+        let no_python = GUIDE.replace("```python", "```py");
         let error = Examples::parse(&no_python).unwrap_err().to_string();
         assert!(error.contains("has no ```python block"), "{error}");
 
-        let two = README.replace("## Next", "```ts\nconsole.log(1); // 1\n```\n## Next");
+        let two = GUIDE.replace("## Next", "```ts\nconsole.log(1); // 1\n```\n## Next");
         let error = Examples::parse(&two).unwrap_err().to_string();
         assert!(
             error.contains("has 2 ```ts blocks (lines 9, 22)"),
             "{error}"
         );
 
-        let elsewhere = README.replace("http://127.0.0.1:8080", "http://localhost:8080");
+        let elsewhere = GUIDE.replace("http://127.0.0.1:8080", "http://localhost:8080");
         let error = Examples::parse(&elsewhere).unwrap_err().to_string();
         assert!(
             error.contains("does not use http://127.0.0.1:8080"),
             "{error}"
         );
 
-        let silent = README.replace("console.log(numbers); // [ '1', '2' ]", "console.log(n);");
+        let silent = GUIDE.replace("console.log(numbers); // [ '1', '2' ]", "console.log(n);");
         let error = Examples::parse(&silent).unwrap_err().to_string();
         assert!(
-            error.contains("README.md:11: the ```ts block prints without"),
+            error.contains("docs/other-languages.md:11: the ```ts block prints without"),
             "{error}"
         );
 
         let error = Examples::parse("# Title\n").unwrap_err().to_string();
         assert!(
-            error.contains("no \"## From other languages\" section"),
+            error.contains("no \"## TypeScript and Python clients\" section"),
             "{error}"
         );
     }
 
     #[test]
     fn outputs_are_compared_line_by_line() {
-        let examples = Examples::parse(README).unwrap();
+        let examples = Examples::parse(GUIDE).unwrap();
         let py = &examples.python;
         let good = "['1', '2']\n80001: user center exception (the account alice@acme)\n";
         assert_eq!(py.check_output(good), Ok(()));
@@ -441,7 +445,7 @@ console.log(1);
             .check_output("['1', '3']\n80002: user center exception (the account a)\nmore\n")
             .unwrap_err();
         assert_eq!(problems.len(), 3, "{problems:?}");
-        assert!(problems[0].starts_with("README.md:17 claims  ['1', '2']\n"));
+        assert!(problems[0].starts_with("docs/other-languages.md:17 claims  ['1', '2']\n"));
         assert!(problems[0].ends_with("but it printed  ['1', '3']"));
         assert_eq!(problems[2], "printed a line no comment claims: more");
         let problems = py.check_output("['1', '2']\n").unwrap_err();
@@ -450,7 +454,7 @@ console.log(1);
 
     #[test]
     fn claimed_errors_must_be_answered_with_299() {
-        let examples = Examples::parse(README).unwrap();
+        let examples = Examples::parse(GUIDE).unwrap();
         let entry = |operation: &str, status: u64, code: &str| json!({"operation": operation, "status": status, "code": code});
         let journal = json!({"entries": [entry("a", 200, "0"), entry("b", 299, "80001")]});
         assert_eq!(examples.typescript.check_journal(&journal), Ok(()));
@@ -485,12 +489,12 @@ console.log(1);
         assert!(!prints("sprint(x); obj.print(y)", "print("));
     }
 
-    /// The repository's README itself.
+    /// The repository's guide itself.
     #[test]
-    fn the_readme_has_both_examples() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
-        let readme = std::fs::read_to_string(path).unwrap();
-        let examples = Examples::parse(&readme).unwrap();
+    fn the_guide_has_both_examples() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/other-languages.md");
+        let guide = std::fs::read_to_string(path).unwrap();
+        let examples = Examples::parse(&guide).unwrap();
         for example in [&examples.typescript, &examples.python] {
             assert!(example.claims.len() >= 2, "{example:?}");
             assert!(
