@@ -6,8 +6,8 @@
 //! `code: 0` on success, HTTP 299 with a string `code` on a business exception), checks
 //! the credentials and the `g_nonce` of every request, and keeps enterprises, customers,
 //! orders, assets, employees and loans in memory while it runs. The rules it applies, and
-//! what it chose where the platform's documents are silent, are listed in the README
-//! section "Simulator".
+//! what it chose where the platform's documents are silent, are listed in its manual
+//! ([`guide`]).
 //!
 //! It serves plain HTTP unless given a certificate and key ([`SimulatorBuilder::tls`]):
 //! then HTTPS, HTTP/1.1 or HTTP/2 as the client's ALPN asks, and [`Simulator::url`] starts
