@@ -16,11 +16,12 @@ use crate::{
     Clock, DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_JOURNAL_CAPACITY,
     DEFAULT_NONCE_CAPACITY, DEFAULT_NONCE_WINDOW, DEFAULT_PASSWORD_LENGTH, DEFAULT_STATE_LOG_LIMIT,
     DEFAULT_TRIAL_MEMBER_LIMIT, DEFAULT_USER_TOKEN, FaultSettings, Faults, Region, Simulator,
-    TlsConfig, admin,
+    admin,
     ops::{Db, Loaded, OpenOptions, Settings},
     protocol::{self, App, Credentials, Gate, NonceWindow, admin::AdminAccess},
     sandbox::{self, Sandbox, journal::Journal, rules::Rules},
-    server, store,
+    server::{self, TlsConfig},
+    store,
 };
 
 /// What a [`Simulator`] accepts and how it behaves; set through [`SimulatorBuilder`].
@@ -271,6 +272,7 @@ impl SimulatorBuilder {
     /// assert!(sim.is_tls());
     /// # Ok(()) }
     /// ```
+    #[cfg(feature = "tls")]
     pub fn tls(mut self, tls: TlsConfig) -> Self {
         self.tls = Some(tls);
         self

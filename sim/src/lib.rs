@@ -64,8 +64,9 @@ pub use sandbox::{
 pub use server::{
     DEFAULT_BODY_BUDGET, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS, DEFAULT_REPLY_BUDGET, DEFAULT_WRITE_TIMEOUT, ServerStats,
-    tls::TlsConfig,
 };
+#[cfg(feature = "tls")]
+pub use server::tls::TlsConfig;
 pub use state::{ParseRegionError, Region, document::ImportError};
 pub use store::StateFileError;
 

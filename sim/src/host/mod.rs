@@ -63,7 +63,7 @@ pub use console::{Console, ConsoleBuilder, ConsolePage};
 use crate::{
     protocol::{ReadBody, admin::AdminAccess},
     sandbox::journal,
-    server::{self, Limits, ServerStats, tls::TlsConfig},
+    server::{self, Limits, ServerStats, TlsConfig},
 };
 
 /// What stands for a secret the simulator does not show (in its journal, its console).
@@ -130,6 +130,7 @@ impl HostBuilder {
     }
 
     /// Serve HTTPS with this certificate and key (HTTP/2 or HTTP/1.1 by ALPN).
+    #[cfg(feature = "tls")]
     pub fn tls(mut self, tls: TlsConfig) -> Self {
         self.tls = Some(tls);
         self

@@ -127,6 +127,7 @@ impl Activity {
     }
 
     /// Starts the quiet period over (the TLS handshake is done).
+    #[cfg(feature = "tls")]
     pub(super) fn restart(&self) {
         self.phase().quiet_since = Instant::now();
     }
@@ -347,15 +348,32 @@ pub(super) async fn connection<H: Handler>(
     _slot: OwnedSemaphorePermit,
     tcp: TcpStream,
     peer: SocketAddr,
-    tls: Option<TlsAcceptor>,
+    tls: Option<Acceptor>,
     app: H,
-    mut shutdown: watch::Receiver<()>,
+    shutdown: watch::Receiver<()>,
 ) {
     let registered = server.register();
     let activity = Arc::clone(&registered.activity);
     let Some(acceptor) = tls else {
         return drive(&server, &activity, tcp, peer, app, shutdown).await;
     };
+    #[cfg(not(feature = "tls"))]
+    match acceptor {}
+    #[cfg(feature = "tls")]
+    over_tls(server, &activity, tcp, peer, acceptor, app, shutdown).await;
+}
+
+/// The TLS handshake (within the header timeout), then the connection as [`drive`] serves it.
+#[cfg(feature = "tls")]
+async fn over_tls<H: Handler>(
+    server: Arc<Server>,
+    activity: &Arc<Activity>,
+    tcp: TcpStream,
+    peer: SocketAddr,
+    acceptor: Acceptor,
+    app: H,
+    mut shutdown: watch::Receiver<()>,
+) {
     // TLS sends several small records per flight; Nagle's algorithm would delay them.
     let _ = tcp.set_nodelay(true);
     let timeout = server.limits.header_timeout;
@@ -390,7 +408,7 @@ pub(super) async fn connection<H: Handler>(
         activity.h2.store(true, Ordering::Relaxed);
     }
     activity.restart();
-    drive(&server, &activity, stream, peer, app, shutdown).await;
+    drive(&server, activity, stream, peer, app, shutdown).await;
 }
 
 /// What a connection's task woke up for.

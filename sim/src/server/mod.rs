@@ -51,13 +51,40 @@ use tokio::{
     task::JoinSet,
     time::Instant,
 };
-use tokio_rustls::TlsAcceptor;
-
 mod body;
 mod budget;
 mod conn;
 mod reply;
+#[cfg(feature = "tls")]
 pub(crate) mod tls;
+
+/// What performs the server's side of a TLS handshake; without the `tls` feature there
+/// is none, and every connection is plain HTTP.
+#[cfg(feature = "tls")]
+pub(crate) type Acceptor = tokio_rustls::TlsAcceptor;
+/// Without the `tls` feature: no value, so `Option<Acceptor>` is always `None`.
+#[cfg(not(feature = "tls"))]
+#[derive(Clone)]
+pub(crate) enum Acceptor {}
+
+#[cfg(feature = "tls")]
+pub(crate) use tls::TlsConfig;
+#[cfg(not(feature = "tls"))]
+pub(crate) use no_tls::TlsConfig;
+
+/// Without the `tls` feature a server has no TLS configuration: the builders' fields of
+/// this type are always `None`, and the code that serves them is the same.
+#[cfg(not(feature = "tls"))]
+mod no_tls {
+    #[derive(Clone, Debug)]
+    pub(crate) enum TlsConfig {}
+
+    impl TlsConfig {
+        pub(crate) fn acceptor(&self) -> super::Acceptor {
+            match *self {}
+        }
+    }
+}
 
 use crate::protocol::{App, BodyUnread, DropConnection, MAX_BODY_BYTES, NotBefore, Peer, ReadBody};
 use conn::{Activity, Registered, connection};
@@ -399,7 +426,7 @@ fn fit_to_descriptors(wanted: usize) -> usize {
 pub(crate) async fn serve<H: Handler>(
     listener: TcpListener,
     app: H,
-    tls: Option<TlsAcceptor>,
+    tls: Option<Acceptor>,
     server: Arc<Server>,
     mut stopped: oneshot::Receiver<()>,
 ) -> io::Result<()> {
