@@ -2,6 +2,11 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+// Before the generated clients: rustdoc lists inherent impls in the order it meets them,
+// so each client's page opens with `builder` and `from_env` (config.rs), then the
+// operations.
+mod config;
+
 /// The order service: enterprise accounts, batch license orders, locks, virtual assets and
 /// asset-number allocation. Generated from `spec/order.yaml`.
 #[allow(missing_docs, clippy::all)]
@@ -23,7 +28,6 @@ mod enums {
 }
 
 pub mod auth;
-mod config;
 pub mod env;
 mod error;
 pub mod operations;
@@ -69,7 +73,7 @@ pub use error::{
     ApiError, ConfigError, DecodeFailure, Error, OTHER_CODE, SHOWN_TEXT_BYTES, ValidationError,
 };
 pub use retry::{Backoff, MAX_RETRY_AFTER, RetryPolicy};
-pub use runtime::{CallOptions, MAX_OPAQUE_VALUES, ReplyCode};
+pub use runtime::{CallOptions, DEFAULT_PAGE_SIZE, MAX_OPAQUE_VALUES, ReplyCode};
 pub use transport::TransportKind;
 
 /// For the code `build.rs` generates (and the benchmark that times its steps): the runtime

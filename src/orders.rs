@@ -53,7 +53,8 @@ macro_rules! identified {
 
 impl LicenseOrder {
     /// A `new_buy` order: the builder of [`NewBuyOrder`](crate::order::types::NewBuyOrder),
-    /// whose `try_into()` names the first required field left unset.
+    /// whose `try_into()` names the first required field left unset. With orders of other
+    /// types in one batch: `order_list([buy.into(), revoke.into()])`.
     pub fn new_buy() -> builder::NewBuyOrder {
         builder::NewBuyOrder::default()
     }

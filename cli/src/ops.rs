@@ -93,9 +93,8 @@ pub struct Paged {
 }
 
 /// Items per page for `--paginate` when the spec requires a page size, none is given and
-/// the spec documents no maximum (`listMembers` says it does not): few requests, without
-/// asking for more than a service is likely to allow.
-pub const DEFAULT_PAGE_SIZE: i64 = 100;
+/// the spec documents no maximum: the SDK's `stream()` default.
+pub const DEFAULT_PAGE_SIZE: i64 = licensing_sdk::DEFAULT_PAGE_SIZE as i64;
 
 impl Paged {
     /// The page size `--paginate` uses when `flag`, the page-size flag, is not given: the

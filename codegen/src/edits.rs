@@ -23,6 +23,38 @@ pub struct Report {
     pub reexported: usize,
 }
 
+/// Hides progenitor's constructors of `Client` (`new`, `new_with_client`) from the docs:
+/// they take the runtime only the SDK's `Client::builder` makes, and `new` would build
+/// an HTTP client of its own, without the SDK's transport settings. The client's page
+/// then opens with `builder`. Fails when either is not where progenitor puts them.
+pub fn hide_constructors(file: &mut syn::File) -> Result<(), String> {
+    let mut hidden = BTreeSet::new();
+    for item in &mut file.items {
+        let syn::Item::Impl(imp) = item else { continue };
+        let is_client = imp.trait_.is_none()
+            && matches!(&*imp.self_ty, syn::Type::Path(p) if p.path.is_ident("Client"));
+        if !is_client {
+            continue;
+        }
+        for item in &mut imp.items {
+            if let syn::ImplItem::Fn(f) = item {
+                let name = f.sig.ident.to_string();
+                if name == "new" || name == "new_with_client" {
+                    f.attrs.push(syn::parse_quote!(#[doc(hidden)]));
+                    hidden.insert(name);
+                }
+            }
+        }
+    }
+    if hidden.len() == 2 {
+        Ok(())
+    } else {
+        Err(format!(
+            "progenitor's `impl Client` has not both `new` and `new_with_client` (found {hidden:?})"
+        ))
+    }
+}
+
 /// Applies every edit and checks each against the operations.
 pub fn apply(
     file: &mut syn::File,
@@ -425,6 +457,29 @@ mod tests {
     use quote::quote;
 
     use super::*;
+
+    #[test]
+    fn the_client_constructors_are_hidden_and_their_absence_is_an_error() {
+        let mut file: syn::File = syn::parse_quote! {
+            pub struct Client;
+            impl Client {
+                pub fn new() -> Self { Client }
+                pub fn new_with_client() -> Self { Client }
+                pub fn other(&self) {}
+            }
+            impl Clone for Client { fn clone(&self) -> Self { Client } }
+        };
+        hide_constructors(&mut file).unwrap();
+        let code = quote::quote!(#file).to_string();
+        assert_eq!(code.matches("# [doc (hidden)]").count(), 2, "{code}");
+        assert!(code.contains("# [doc (hidden)] pub fn new ()"), "{code}");
+        assert!(!code.contains("# [doc (hidden)] pub fn other"), "{code}");
+        let mut reshaped: syn::File = syn::parse_quote! {
+            impl Client { pub fn new() -> Self { Client } }
+        };
+        let error = hide_constructors(&mut reshaped).unwrap_err();
+        assert!(error.contains("new_with_client"), "{error}");
+    }
     use crate::spec::{Data, Pagination};
 
     fn op(id: &str, request: Option<&str>, paged: bool) -> Op {
@@ -438,6 +493,7 @@ mod tests {
             pagination: paged.then(|| Pagination {
                 page_param: "pageNum".into(),
                 size_param: "pageSize".into(),
+                size_max: None,
                 items: "list".into(),
                 item_type: "Thing".into(),
                 has_next: "hasNextPage".into(),

@@ -115,21 +115,41 @@ pub fn builder(op: &Op) -> TokenStream {
     };
     if let Some(Pagination {
         page_param,
+        size_param,
+        size_max,
         items,
         item_type,
         has_next,
-        ..
     }) = &op.pagination
     {
         let page_param = format_ident!("{}", snake(page_param));
+        let size_param = format_ident!("{}", snake(size_param));
+        let size_doc = match size_max {
+            Some(max) => format!("the documents' maximum, {max}"),
+            None => {
+                "[`DEFAULT_PAGE_SIZE`](crate::DEFAULT_PAGE_SIZE), the documents giving no maximum"
+                    .to_string()
+            }
+        };
+        let doc = wrap(&format!(
+            "Every item across all pages, fetched page by page from the page number set \
+             on this builder (default 1) as the stream is consumed, with the page size set on \
+             it (default {size_doc}). An invalid request yields one error item and sends \
+             nothing."
+        ));
+        let default_size = match size_max {
+            Some(max) => {
+                let max = u32::try_from(*max).unwrap_or(u32::MAX);
+                quote!(#max)
+            }
+            None => quote!(crate::DEFAULT_PAGE_SIZE),
+        };
         let items = format_ident!("{}", snake(items));
         let item_type = format_ident!("{item_type}");
         let has_next = format_ident!("{}", snake(has_next));
         out.extend(quote! {
             impl<'a> #builder<'a> {
-                /// Every item across all pages, fetched page by page from the page
-                /// number set on this builder (default 1) as the stream is consumed. An
-                /// invalid request yields one error item and sends nothing.
+                #(#[doc = #doc])*
                 pub fn stream(
                     self,
                 ) -> impl ::futures_core::Stream<
@@ -144,7 +164,13 @@ pub fn builder(op: &Op) -> TokenStream {
                             crate::ValidationError::from_builder_message(e),
                         )),
                     };
-                    crate::__generated::paginate(self, first, |builder, page| {
+                    // Unset, the page size is the default; a rejected value is reported
+                    // by the first request.
+                    let builder = match &self.#size_param {
+                        Err(e) if e.is_empty() => self.#size_param(#default_size),
+                        _ => self,
+                    };
+                    crate::__generated::paginate(builder, first, |builder, page| {
                         let builder = builder.#page_param(page);
                         async move {
                             let data = builder.await?;
@@ -156,6 +182,21 @@ pub fn builder(op: &Op) -> TokenStream {
         });
     }
     out
+}
+
+/// `text` as doc lines of at most 80 characters (each with its leading space).
+fn wrap(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if line.len() + 1 + word.len() <= 80 => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(format!(" {word}")),
+        }
+    }
+    lines
 }
 
 /// The `Envelope` impl of the operation's reply type; appended after the client module.

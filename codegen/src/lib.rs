@@ -266,7 +266,9 @@ fn client(
     let union_builders: syn::File = syn::parse2(tagged::builders(&tagged))
         .map_err(|e| format!("the union builders do not parse: {e}"))?;
     builder.extend(union_builders.items);
-    let (list_impls, _) = setters::lists(builder);
+    let unions: std::collections::BTreeSet<String> =
+        tagged.iter().map(|t| t.name.clone()).collect();
+    let (list_impls, _) = setters::lists(builder, &unions);
     builder.push(syn::Item::Verbatim(list_impls));
     let (string_types, required_string_lists) = setters::string_schemas(&spec);
     let string_lists = setters::string_lists(builder);
@@ -303,6 +305,7 @@ fn client(
         builder_glue,
     )?;
     edits::await_examples(&mut file, ops)?;
+    edits::hide_constructors(&mut file)?;
     let errors = op_errors::module(ops, enums)?;
     Ok(quote! {
         #file

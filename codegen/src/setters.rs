@@ -16,7 +16,11 @@ use quote::{ToTokens, quote};
 /// each is converted when the outer builder is, and the first that fails is reported with
 /// its index (`[1] …`), so the message carries the whole path down to the field. Returns
 /// the impls to add to the `builder` module and how many setters it changed.
-pub fn lists(builder: &mut [syn::Item]) -> (TokenStream, usize) {
+///
+/// A list of a tagged union (`tagged`: their names) takes the union's builder enum
+/// instead, built item by item when the outer builder is (`runtime::build_items`): so an
+/// array of members' builders and built values, each `.into()`, has one type to become.
+pub fn lists(builder: &mut [syn::Item], tagged: &BTreeSet<String>) -> (TokenStream, usize) {
     let builders: BTreeSet<String> = builder
         .iter()
         .filter_map(|item| match item {
@@ -42,13 +46,27 @@ pub fn lists(builder: &mut [syn::Item]) -> (TokenStream, usize) {
             let Some(where_clause) = &mut f.sig.generics.where_clause else {
                 continue;
             };
-            where_clause.predicates = syn::parse_quote! {
-                T: crate::runtime::IntoItems<#ty>
-            };
+            let union = tagged.contains(&name);
             let body = f.block.to_token_stream().to_string();
-            let body = body.replace(". try_into ()", ". into_items ()");
+            let body = if union {
+                let builder = quote::format_ident!("{name}");
+                where_clause.predicates = syn::parse_quote! {
+                    T: crate::runtime::IntoItems<#builder>
+                };
+                body.replace(
+                    ". try_into ()",
+                    ". into_items () . and_then (crate :: runtime :: build_items)",
+                )
+            } else {
+                where_clause.predicates = syn::parse_quote! {
+                    T: crate::runtime::IntoItems<#ty>
+                };
+                body.replace(". try_into ()", ". into_items ()")
+            };
             f.block = syn::parse_str(&body).expect("the setter body parses");
-            items.insert(name);
+            if !union {
+                items.insert(name);
+            }
             changed += 1;
         }
     }
@@ -398,7 +416,7 @@ mod tests {
                 }
             },
         ];
-        let (impls, changed) = lists(&mut builder);
+        let (impls, changed) = lists(&mut builder, &BTreeSet::new());
         assert_eq!(changed, 1, "only lists of types with builders");
         let code = quote!(#(#builder)*).to_string();
         assert!(code.contains("IntoItems < super :: Product >"), "{code}");
@@ -406,6 +424,41 @@ mod tests {
         assert!(
             impls.contains("IntoItems < super :: Product > for :: std :: vec :: Vec < Product >"),
             "{impls}"
+        );
+    }
+
+    #[test]
+    fn a_union_list_takes_the_union_builder_and_builds_each_item() {
+        let mut builder: Vec<syn::Item> = vec![
+            syn::parse_quote! { pub enum Order { Built(super::Order) } },
+            syn::parse_quote! {
+                impl Batch {
+                    pub fn orders<T>(mut self, value: T) -> Self
+                    where
+                        T: ::std::convert::TryInto<::std::vec::Vec<super::Order>>,
+                        T::Error: ::std::fmt::Display,
+                    {
+                        self.orders = value.try_into().map_err(|e| format!("{e}"));
+                        self
+                    }
+                }
+            },
+        ];
+        let unions = BTreeSet::from(["Order".to_string()]);
+        let (impls, changed) = lists(&mut builder, &unions);
+        assert_eq!(changed, 1);
+        let code = quote!(#(#builder)*).to_string();
+        assert!(
+            code.contains("T : crate :: runtime :: IntoItems < Order >"),
+            "{code}"
+        );
+        assert!(
+            code.contains(". into_items () . and_then (crate :: runtime :: build_items)"),
+            "{code}"
+        );
+        assert!(
+            impls.is_empty(),
+            "the generic impls take a Vec of the enum: {impls}"
         );
     }
 

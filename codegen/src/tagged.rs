@@ -270,24 +270,24 @@ pub fn builders(tagged: &[Tagged]) -> proc_macro2::TokenStream {
                 let doc = format!("`{}: {value}`, as its builder.", t.tag);
                 quote! { #[doc = #doc] #v(#s) }
             });
+        // A list setter of the union takes this enum (`setters::lists`): each member's
+        // builder and built value converts into it, alone (`.into()`) or as a `Vec`.
         let from = variants.iter().map(|(v, s)| {
             quote! {
                 impl ::std::convert::From<#s> for #name {
                     fn from(value: #s) -> Self { Self::#v(value) }
                 }
-                impl crate::runtime::IntoItems<super::#name> for ::std::vec::Vec<super::#s> {
-                    fn into_items(self) -> ::std::result::Result<::std::vec::Vec<super::#name>, ::std::string::String> {
-                        Ok(self.into_iter().map(super::#name::#v).collect())
+                impl ::std::convert::From<super::#s> for #name {
+                    fn from(value: super::#s) -> Self { Self::Built(super::#name::#v(value)) }
+                }
+                impl crate::runtime::IntoItems<#name> for ::std::vec::Vec<super::#s> {
+                    fn into_items(self) -> ::std::result::Result<::std::vec::Vec<#name>, ::std::string::String> {
+                        Ok(self.into_iter().map(#name::from).collect())
                     }
                 }
-                impl crate::runtime::IntoItems<super::#name> for ::std::vec::Vec<#s> {
-                    fn into_items(self) -> ::std::result::Result<::std::vec::Vec<super::#name>, ::std::string::String> {
-                        self.into_iter()
-                            .enumerate()
-                            .map(|(i, b)| super::#s::try_from(b)
-                                .map(super::#name::#v)
-                                .map_err(|e| format!("[{i}] {e}")))
-                            .collect()
+                impl crate::runtime::IntoItems<#name> for ::std::vec::Vec<#s> {
+                    fn into_items(self) -> ::std::result::Result<::std::vec::Vec<#name>, ::std::string::String> {
+                        Ok(self.into_iter().map(#name::#v).collect())
                     }
                 }
             }
@@ -306,6 +306,21 @@ pub fn builders(tagged: &[Tagged]) -> proc_macro2::TokenStream {
             #(#from)*
             impl ::std::convert::From<super::#name> for #name {
                 fn from(value: super::#name) -> Self { Self::Built(value) }
+            }
+            impl crate::runtime::IntoItems<#name> for ::std::vec::Vec<super::#name> {
+                fn into_items(self) -> ::std::result::Result<::std::vec::Vec<#name>, ::std::string::String> {
+                    Ok(self.into_iter().map(#name::Built).collect())
+                }
+            }
+            impl crate::runtime::IntoItems<#name> for &[super::#name] {
+                fn into_items(self) -> ::std::result::Result<::std::vec::Vec<#name>, ::std::string::String> {
+                    Ok(self.iter().cloned().map(#name::Built).collect())
+                }
+            }
+            impl crate::runtime::IntoItems<#name> for &::std::vec::Vec<super::#name> {
+                fn into_items(self) -> ::std::result::Result<::std::vec::Vec<#name>, ::std::string::String> {
+                    Ok(self.iter().cloned().map(#name::Built).collect())
+                }
             }
             impl ::std::convert::TryFrom<#name> for super::#name {
                 type Error = super::error::ConversionError;
@@ -435,13 +450,26 @@ components:
             code.contains("impl :: std :: convert :: From < BuyOrder > for Order"),
             "{code}"
         );
+        // A list of the union takes this enum: each member's builders and built values,
+        // and built orders, alone or in a `Vec`.
+        for taken in [
+            ":: std :: vec :: Vec < DropOrder >",
+            ":: std :: vec :: Vec < super :: DropOrder >",
+            ":: std :: vec :: Vec < super :: Order >",
+            "& [super :: Order]",
+        ] {
+            assert!(
+                code.contains(&format!("IntoItems < Order > for {taken}")),
+                "{taken}: {code}"
+            );
+        }
         assert!(
-            code.contains("IntoItems < super :: Order > for :: std :: vec :: Vec < DropOrder >"),
-            "{code}"
+            !code.contains("IntoItems < super :: Order >"),
+            "nothing targets the built union any more: {code}"
         );
         assert!(
             code.contains(
-                "IntoItems < super :: Order > for :: std :: vec :: Vec < super :: DropOrder >"
+                "impl :: std :: convert :: From < super :: DropOrder > for Order { fn from (value : super :: DropOrder) -> Self { Self :: Built (super :: Order :: Drop (value)) } }"
             ),
             "{code}"
         );

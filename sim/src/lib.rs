@@ -61,12 +61,12 @@ pub use sandbox::{
     faults::{FaultSettings, Faults},
     journal::{DEFAULT_JOURNAL_BYTES, DEFAULT_JOURNAL_CAPACITY},
 };
+#[cfg(feature = "tls")]
+pub use server::tls::TlsConfig;
 pub use server::{
     DEFAULT_BODY_BUDGET, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS, DEFAULT_REPLY_BUDGET, DEFAULT_WRITE_TIMEOUT, ServerStats,
 };
-#[cfg(feature = "tls")]
-pub use server::tls::TlsConfig;
 pub use state::{ParseRegionError, Region, document::ImportError};
 pub use store::StateFileError;
 

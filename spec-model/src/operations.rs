@@ -27,6 +27,8 @@ pub struct Pagination {
     pub page_param: String,
     /// The page-size query parameter.
     pub size_param: String,
+    /// The page size's documented `maximum`, when the spec gives one.
+    pub size_max: Option<i64>,
     /// The page's list of items.
     pub items: String,
     /// The schema of one item.
@@ -298,21 +300,33 @@ fn pagination(
     let page_param = field("pageParam")?;
     let size_param = field("sizeParam")?;
     let components = spec.components.as_ref();
-    for (key, name) in [("pageParam", &page_param), ("sizeParam", &size_param)] {
-        let declared = op.parameters.iter().any(|p| {
-            resolve_parameter(p, components).is_some_and(|p| {
-                matches!(p, Parameter::Query { .. }) && p.parameter_data_ref().name == *name
+    let query = |name: &str| {
+        op.parameters.iter().find_map(|p| {
+            resolve_parameter(p, components).filter(|p| {
+                matches!(p, Parameter::Query { .. }) && p.parameter_data_ref().name == name
             })
-        });
-        if !declared {
+        })
+    };
+    for (key, name) in [("pageParam", &page_param), ("sizeParam", &size_param)] {
+        if query(name).is_none() {
             return Err(format!(
                 "{id}: x-pagination.{key}: no query parameter `{name}`"
             ));
         }
     }
+    let size_max = query(&size_param).and_then(|p| match &p.parameter_data_ref().format {
+        openapiv3::ParameterSchemaOrContent::Schema(ReferenceOr::Item(schema)) => {
+            match &schema.schema_kind {
+                SchemaKind::Type(Type::Integer(int)) => int.maximum,
+                _ => None,
+            }
+        }
+        _ => None,
+    });
     Ok(Pagination {
         page_param,
         size_param,
+        size_max,
         items,
         item_type,
         has_next,

@@ -26,8 +26,9 @@ pub use crate::operations::Operation;
 pub use call::{CallFuture, CallOptions, Configured};
 pub use credentials::nonce;
 pub use opaque::MAX_OPAQUE_VALUES;
+pub use paging::DEFAULT_PAGE_SIZE;
 pub use reply::{Envelope, Parts, ReplyCode};
-pub use setters::{IntoItems, IntoOptional};
+pub use setters::{IntoItems, IntoOptional, build_items};
 
 /// The state behind a generated client: how it authenticates, retries and bounds calls.
 #[derive(Clone)]

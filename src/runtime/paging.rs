@@ -6,6 +6,11 @@ use futures_util::{StreamExt as _, stream};
 
 use crate::Error;
 
+/// The page size a list's `stream()` asks for when none is set and the documents give no
+/// maximum (`listMembers`'s `pageSize` has none): few requests, without asking for more
+/// than a deployment is likely to allow. The command line's `--paginate` uses it too.
+pub const DEFAULT_PAGE_SIZE: u32 = 100;
+
 /// Every item of every page, fetching the next page only when the stream reaches it.
 pub fn paginate<'a, B, T, F, Fut>(
     builder: B,

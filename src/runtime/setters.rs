@@ -63,6 +63,14 @@ impl IntoOptional<String> for Option<&str> {
 /// A list of strings, such as asset numbers, also takes the spec's named string types:
 /// `asset_nos(numbers)` with the `Vec<ShellNumber>` that `allocate_shell_nums` returned,
 /// `&numbers[1..]`, or `&[number]`.
+///
+/// A list of a union's members, such as a batch's orders, takes the union's builder
+/// (`order::types::builder::LicenseOrder`), which every member's builder and every built
+/// value converts into: orders of different types mix in one array as
+/// `order_list([buy.into(), revoke.into()])`, and a `Vec` of one type is taken as it is
+/// (`order_list(vec![buy])`). A `vec![buy.into(), revoke.into()]` leaves the compiler
+/// several `Vec`s to choose from: write it as an array, or name the builder
+/// (`vec![builder::LicenseOrder::from(buy), …]`).
 pub trait IntoItems<T> {
     /// The items, or the first one's broken rule, prefixed with its index (`[1] …`).
     fn into_items(self) -> Result<Vec<T>, String>;
@@ -72,6 +80,21 @@ impl<T> IntoItems<T> for Vec<T> {
     fn into_items(self) -> Result<Vec<T>, String> {
         Ok(self)
     }
+}
+
+/// The items of a list given as builders, each built; the first that fails is reported
+/// with its index (`[1] …`). Called by the generated setters of unions' lists.
+#[doc(hidden)]
+pub fn build_items<B, T>(items: Vec<B>) -> Result<Vec<T>, String>
+where
+    T: TryFrom<B>,
+    T::Error: std::fmt::Display,
+{
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, b)| T::try_from(b).map_err(|e| format!("[{i}] {e}")))
+        .collect()
 }
 
 /// An array of items: `[product]`, or `[]` for an empty list without naming its type.

@@ -137,3 +137,103 @@ fn the_error_table_is_the_compiled_match() {
         "every arm of the match is a row of the table"
     );
 }
+
+/// A batch mixes order types in one array, each `.into()` the union's builder; a `Vec`
+/// of one type, built orders borrowed, and the named builder are taken as before; a
+/// broken order among them is named by its index and field.
+#[test]
+fn orders_of_different_types_mix_in_one_list() {
+    let revoke = || {
+        LicenseOrder::delete_asset(
+            2,
+            "C100001",
+            "EG-1",
+            LicenseType::NormalRecoverUsbkey,
+            ["8000000001"],
+        )
+    };
+    let buy = || {
+        let product = ot::Product::builder()
+            .crm_product_id("P-1")
+            .parent_crm_product_id("A-1")
+            .product_uri("cad")
+            .product_name("CAD")
+            .product_type("software")
+            .limit_concurrent(1)
+            .limit_time_duration(0)
+            .trial(licensing_sdk::Trial::NotTrial)
+            .trial_end_date(0)
+            .time_unit("year")
+            .time_unit_quantity(1)
+            .time_duration_expression("1-0-0")
+            .product_features([]);
+        LicenseOrder::new_buy()
+            .sequence(1)
+            .customer_id("C100001")
+            .enterprise_global_id("EG-1")
+            .license_type(LicenseType::NormalRecoverUsbkey)
+            .crm_customer_id("CRM-1")
+            .customer_name("Initech")
+            .channel_customer_id("CC-1")
+            .customer_type(licensing_sdk::CustomerType::Company)
+            .admin_name("Ada")
+            .admin_account("ada")
+            .admin_email("ada@example.com")
+            .admin_cell_number("13800000000")
+            .password_mobile("13800000000")
+            .address("1 Main St")
+            .branch_code("BR1")
+            .branch_name("North")
+            .assets(vec![
+                ot::Asset::builder()
+                    .asset_nos(["8000000002".to_string()])
+                    .products(vec![product]),
+            ])
+    };
+    let types = |list: ot::builder::BatchOrderRequest| -> Result<Vec<String>, String> {
+        let request = ot::BatchOrderRequest::try_from(
+            list.channel_code("CH01")
+                .channel_order_id("CO-1")
+                .sync_mode(licensing_sdk::SyncMode::Sync),
+        )
+        .map_err(|e| e.to_string())?;
+        let json = serde_json::to_value(request).unwrap();
+        Ok(json["orderList"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["orderType"].as_str().unwrap().to_string())
+            .collect())
+    };
+    let list = ot::BatchOrderRequest::builder;
+    let built = vec![revoke(), revoke()];
+    assert_eq!(
+        types(list().order_list([buy().into(), revoke().into()])).unwrap(),
+        ["new_buy", "delete_asset"]
+    );
+    assert_eq!(
+        types(list().order_list(vec![
+            ot::builder::LicenseOrder::from(revoke()),
+            ot::builder::LicenseOrder::from(buy()),
+        ]))
+        .unwrap(),
+        ["delete_asset", "new_buy"]
+    );
+    assert_eq!(types(list().order_list(vec![buy()])).unwrap(), ["new_buy"]);
+    assert_eq!(
+        types(list().order_list(vec![revoke()])).unwrap(),
+        ["delete_asset"]
+    );
+    assert_eq!(
+        types(list().order_list(&built)).unwrap(),
+        ["delete_asset", "delete_asset"]
+    );
+    assert_eq!(
+        types(list().order_list(&built[..1])).unwrap(),
+        ["delete_asset"]
+    );
+    let unbuilt = LicenseOrder::new_buy().sequence(3);
+    let error = types(list().order_list([revoke().into(), unbuilt.into()])).unwrap_err();
+    assert!(error.contains("[1]"), "{error}");
+    assert!(error.contains("order_list"), "{error}");
+}

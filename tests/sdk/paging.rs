@@ -266,3 +266,68 @@ async fn stream_ends_on_an_empty_page() {
     assert_eq!(ids(&items), ["1"]);
     server.verify().await;
 }
+
+/// Without `page_size`, `stream()` asks for `DEFAULT_PAGE_SIZE` items a page (the
+/// documents give `pageSize` no maximum) and streams every employee across the pages.
+#[tokio::test]
+async fn stream_without_a_page_size_uses_the_default() {
+    let server = MockServer::start().await;
+    mount_page(&server, 1, page(1, &["1", "2"], true), 1).await;
+    mount_page(&server, 2, page(2, &["3"], false), 1).await;
+
+    let items: Vec<_> = member_client(&server.uri())
+        .list_members()
+        .enterprise_global_id("EG-7f3a")
+        .stream()
+        .collect()
+        .await;
+
+    assert_eq!(ids(&items), ["1", "2", "3"]);
+    let requests = received(&server).await;
+    assert_eq!(pages_requested(&requests), ["1", "2"]);
+    let default = licensing_sdk::DEFAULT_PAGE_SIZE.to_string();
+    for (i, request) in requests.iter().enumerate() {
+        let page = (i + 1).to_string();
+        assert_query(
+            request,
+            &[("pageNum", page.as_str()), ("pageSize", default.as_str())],
+        );
+    }
+    server.verify().await;
+}
+
+/// Against the simulator: every employee of the demo enterprise, no page size given.
+#[tokio::test]
+async fn stream_without_a_page_size_lists_every_employee_of_the_simulator() {
+    let demo = licensing_sim::admin::builtin_seed("demo").unwrap();
+    let sim = licensing_sim::Simulator::builder()
+        .seed(demo)
+        .start()
+        .await
+        .unwrap();
+    let members = member::Client::builder(&sim.url())
+        .client_token(licensing_sim::DEFAULT_CLIENT_TOKEN)
+        .user_token(licensing_sim::DEFAULT_USER_TOKEN)
+        .build()
+        .unwrap();
+    let mut listed: Vec<String> = members
+        .list_members()
+        .enterprise_global_id("EG-000001")
+        .stream()
+        .map(|m| m.expect("an employee").global_id)
+        .collect()
+        .await;
+    listed.sort();
+    let state = sim.export_state();
+    let mut expected: Vec<String> = state["state"]["members"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, m)| m["enterprise"] == "EG-000001")
+        .map(|(global_id, _)| global_id.clone())
+        .collect();
+    expected.sort();
+    assert!(expected.len() >= 3, "{expected:?}");
+    assert_eq!(listed, expected);
+    sim.shutdown().await.unwrap();
+}

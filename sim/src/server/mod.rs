@@ -67,10 +67,10 @@ pub(crate) type Acceptor = tokio_rustls::TlsAcceptor;
 #[derive(Clone)]
 pub(crate) enum Acceptor {}
 
-#[cfg(feature = "tls")]
-pub(crate) use tls::TlsConfig;
 #[cfg(not(feature = "tls"))]
 pub(crate) use no_tls::TlsConfig;
+#[cfg(feature = "tls")]
+pub(crate) use tls::TlsConfig;
 
 /// Without the `tls` feature a server has no TLS configuration: the builders' fields of
 /// this type are always `None`, and the code that serves them is the same.
