@@ -4,7 +4,7 @@
 //! and outcome, bounded in entries and in body size.
 
 use std::{
-    sync::{Mutex, PoisonError},
+    sync::{Arc, Mutex, PoisonError},
     time::{Duration, SystemTime},
 };
 
@@ -105,7 +105,9 @@ struct State {
     recording: bool,
     operations: Option<Vec<String>>,
     outcomes: Option<Vec<RecordingOutcome>>,
-    entries: Vec<Value>,
+    /// Shared, so that a reader copies pointers under the lock and reads outside it:
+    /// a HAR of 10,000 entries or a coverage page never holds up the exchanges recorded.
+    entries: Vec<Arc<Value>>,
     dropped: u64,
 }
 
@@ -149,20 +151,22 @@ impl Recording {
 
     /// Stops recording; the recording as a HAR document.
     pub fn stop(&self) -> Value {
-        let mut state = self.state();
-        state.recording = false;
-        har(&state.entries)
+        let entries = {
+            let mut state = self.state();
+            state.recording = false;
+            state.entries.clone()
+        };
+        har(&entries)
     }
 
     /// The entries so far (or the last recording's), as a HAR document.
     pub fn har(&self) -> Value {
-        har(&self.state().entries)
+        har(&self.entries())
     }
 
-    /// `read` over the entries so far (or the last recording's), under the recording's
-    /// lock: what a page reads without copying the recording.
-    pub(crate) fn with_entries<T>(&self, read: impl FnOnce(&[Value]) -> T) -> T {
-        read(&self.state().entries)
+    /// The entries so far (or the last recording's), taken under the lock and read after.
+    fn entries(&self) -> Vec<Arc<Value>> {
+        self.state().entries.clone()
     }
 
     /// Whether it records, its filters and counts.
@@ -205,20 +209,18 @@ impl Recording {
         if state.entries.len() >= self.max_entries {
             state.dropped += 1;
         } else {
-            state.entries.push(entry);
+            state.entries.push(Arc::new(entry));
         }
     }
 }
 
 impl crate::console::coverage::Recorded for Recording {
     fn exchanges(&self) -> Vec<licensing_coverage::Exchange> {
-        self.with_entries(|entries| {
-            entries
-                .iter()
-                .enumerate()
-                .map(|(i, e)| licensing_coverage::exchange::from_har(&format!("recording#{i}"), e))
-                .collect()
-        })
+        self.entries()
+            .iter()
+            .enumerate()
+            .map(|(i, e)| licensing_coverage::exchange::from_har(&format!("recording#{i}"), e))
+            .collect()
     }
 
     fn status(&self) -> RecordingStatus {
@@ -226,7 +228,7 @@ impl crate::console::coverage::Recorded for Recording {
     }
 }
 
-fn har(entries: &[Value]) -> Value {
+fn har(entries: &[Arc<Value>]) -> Value {
     json!({"log": {
         "version": "1.2",
         "creator": {"name": "licensing-proxy", "version": env!("CARGO_PKG_VERSION")},
