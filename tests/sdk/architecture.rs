@@ -188,3 +188,44 @@ fn packages_depend_one_way() {
         "the check reads normal and target dependencies, not dev-dependencies"
     );
 }
+
+/// The packages the lockfile resolves, as `(name, version)`.
+fn locked_packages() -> Vec<(String, String)> {
+    let lock = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock"))
+        .expect("Cargo.lock is read");
+    let mut found = Vec::new();
+    let mut name = None;
+    for line in lock.lines() {
+        if let Some(n) = line.strip_prefix("name = ") {
+            name = Some(n.trim_matches('"').to_string());
+        } else if let (Some(v), Some(n)) = (line.strip_prefix("version = "), name.take()) {
+            found.push((n, v.trim_matches('"').to_string()));
+        }
+    }
+    found
+}
+
+/// URL hosts are mapped by unicode-rs (`idna_adapter` 1.1), not ICU4X (1.2 onward): the
+/// adapter's documented choice, which keeps 17 crates out of every build of the SDK here,
+/// the quickstart's first build among them. `cargo update` would take the newest again.
+#[test]
+fn the_lockfile_maps_url_hosts_without_icu4x() {
+    let packages = locked_packages();
+    let adapter: Vec<_> = packages
+        .iter()
+        .filter(|(n, _)| n == "idna_adapter")
+        .collect();
+    assert!(!adapter.is_empty(), "idna_adapter is not in Cargo.lock");
+    for (_, version) in &adapter {
+        assert!(
+            version.starts_with("1.1."),
+            "idna_adapter {version} in Cargo.lock builds ICU4X; take unicode-rs again with \
+             `cargo update -p idna_adapter --precise 1.1.0`"
+        );
+    }
+    let icu: Vec<_> = packages
+        .iter()
+        .filter(|(n, _)| n.starts_with("icu_"))
+        .collect();
+    assert!(icu.is_empty(), "ICU4X crates in Cargo.lock: {icu:?}");
+}

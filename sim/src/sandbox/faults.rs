@@ -97,7 +97,9 @@ impl Faults {
             return None;
         }
         // Uniform in [0, 1): a rate of 1.0 always fires, 0.0 never.
-        let draw = fastrand::f64();
+        // The session's random source (one dependency fewer than a fast generator; a
+        // draw is taken only while a failure rate is set). If it fails, nothing fires.
+        let draw = getrandom::u64().map_or(1.0, |bits| (bits >> 11) as f64 / (1u64 << 53) as f64);
         if draw < settings.rate_500 {
             Some(ErrorCode::NetworkException)
         } else if user_center && draw < settings.rate_500 + settings.rate_80001 {

@@ -43,7 +43,10 @@ use axum::{
 use futures_util::task::AtomicWaker;
 use http_body::{Frame, SizeHint};
 use hyper::body::Incoming;
-use hyper_util::{rt::TokioIo, server::conn::auto, service::TowerToHyperService};
+use hyper::server::conn::http1;
+#[cfg(feature = "tls")]
+use hyper::server::conn::http2;
+use hyper_util::{rt::TokioIo, service::TowerToHyperService};
 use tokio::{
     io::{AsyncRead, AsyncWrite, ReadBuf},
     net::{TcpListener, TcpStream},
@@ -192,6 +195,7 @@ const CLOSE_GRACE: Duration = Duration::from_millis(500);
 /// a request starts (hyper's default is about 400 KiB).
 const MAX_READ_BUFFER: usize = 64 * 1024;
 /// Requests one HTTP/2 connection (over TLS) may have in progress at once.
+#[cfg(feature = "tls")]
 const H2_MAX_STREAMS: u32 = 32;
 /// The largest piece of an HTTP/2 reply handed over at once (see [`reply::Sending`]).
 const H2_CHUNK: usize = 16 * 1024;

@@ -26,6 +26,7 @@ pub(super) struct StreamWatch {
 }
 
 impl StreamWatch {
+    #[cfg(feature = "tls")]
     fn new() -> Self {
         Self {
             born: Instant::now(),
@@ -42,6 +43,7 @@ impl StreamWatch {
         self.waiting_since.store(0, Ordering::Relaxed);
     }
 
+    #[cfg(feature = "tls")]
     fn waiting_since(&self) -> Option<Instant> {
         match self.waiting_since.load(Ordering::Relaxed) {
             0 => None,
@@ -54,13 +56,16 @@ impl StreamWatch {
 /// own): it gives up a stream whose reply has waited on the client for the write timeout.
 /// Dropping the stream's task resets the stream (`RST_STREAM` with `CANCEL`) and frees
 /// its reply; past [`H2_MAX_ABANDONED`] such streams, or when no other request of the
-/// connection is in progress, the connection is closed too.
+/// connection is in progress, the connection is closed too. HTTP/2 is only spoken over
+/// TLS, so only with the `tls` feature.
+#[cfg(feature = "tls")]
 #[derive(Clone)]
 pub(super) struct Streams {
     pub(super) server: Arc<Server>,
     pub(super) activity: Arc<Activity>,
 }
 
+#[cfg(feature = "tls")]
 impl<F> hyper::rt::Executor<F> for Streams
 where
     F: Future<Output = ()> + Send + 'static,
