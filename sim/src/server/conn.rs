@@ -6,6 +6,7 @@ use budget::OverBudget;
 use reply::Sending;
 #[cfg(feature = "tls")]
 use reply::Streams;
+use version::Protocol;
 
 /// What one connection is doing, shared by its task, its I/O and its requests.
 pub(super) struct Activity {
@@ -443,82 +444,6 @@ impl Wake for Watchers {
     }
 }
 
-/// A connection's protocol: HTTP/1.1, or HTTP/2 where the client chose it through TLS's
-/// ALPN (a plain connection always speaks HTTP/1.1, so without the `tls` feature no HTTP/2
-/// stack is built).
-enum Protocol<I, S: hyper::service::HttpService<Incoming>> {
-    Http1(Pin<Box<http1::Connection<I, S>>>),
-    #[cfg(feature = "tls")]
-    Http2(Pin<Box<http2::Connection<I, S, Streams>>>),
-}
-
-impl<I, S, B> Protocol<I, S>
-where
-    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
-    S: hyper::service::HttpService<Incoming, ResBody = B> + Send + 'static,
-    S::Future: Send + 'static,
-    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    B: hyper::body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    fn serve(server: &Arc<Server>, activity: &Arc<Activity>, io: I, service: S) -> Self {
-        #[cfg(feature = "tls")]
-        if activity.h2.load(Ordering::Relaxed) {
-            // HTTP/2 as HTTP/1.1 is bounded: as many requests in progress as a few
-            // HTTP/1.1 connections, headers no larger than an HTTP/1.1 read buffer, and
-            // replies buffered per stream no larger than one.
-            let streams = Streams {
-                server: Arc::clone(server),
-                activity: Arc::clone(activity),
-            };
-            let conn = http2::Builder::new(streams)
-                .max_concurrent_streams(H2_MAX_STREAMS)
-                .max_header_list_size(MAX_READ_BUFFER as u32)
-                .max_send_buf_size(MAX_READ_BUFFER)
-                .serve_connection(io, service);
-            return Self::Http2(Box::pin(conn));
-        }
-        let _ = (server, activity);
-        // The header timeout is this task's (hyper's would also close idle keep-alive
-        // connections, at the header timeout instead of the idle timeout).
-        let conn = http1::Builder::new()
-            .header_read_timeout(None)
-            .max_buf_size(MAX_READ_BUFFER)
-            .serve_connection(io, service);
-        Self::Http1(Box::pin(conn))
-    }
-
-    fn graceful_shutdown(&mut self) {
-        match self {
-            Self::Http1(conn) => conn.as_mut().graceful_shutdown(),
-            #[cfg(feature = "tls")]
-            Self::Http2(conn) => conn.as_mut().graceful_shutdown(),
-        }
-    }
-}
-
-impl<I, S, B> Future for Protocol<I, S>
-where
-    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
-    S: hyper::service::HttpService<Incoming, ResBody = B> + Send + 'static,
-    S::Future: Send + 'static,
-    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    B: hyper::body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    type Output = hyper::Result<()>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.get_mut() {
-            Self::Http1(conn) => conn.as_mut().poll(cx),
-            #[cfg(feature = "tls")]
-            Self::Http2(conn) => conn.as_mut().poll(cx),
-        }
-    }
-}
-
 /// Serves HTTP on an established connection until it ends (see [`connection`]).
 async fn drive<S, H: Handler>(
     server: &Arc<Server>,
@@ -540,7 +465,17 @@ async fn drive<S, H: Handler>(
         io,
         activity: Arc::clone(activity),
     });
-    let mut conn = Protocol::serve(server, activity, io, service);
+    let mut conn = match () {
+        #[cfg(feature = "tls")]
+        () if activity.h2.load(Ordering::Relaxed) => {
+            let streams = Streams {
+                server: Arc::clone(server),
+                activity: Arc::clone(activity),
+            };
+            Protocol::http2(io, service, streams)
+        }
+        () => Protocol::http1(io, service),
+    };
     let watchers = Arc::new(Watchers::default());
     let watchers_waker = Waker::from(Arc::clone(&watchers));
     loop {

@@ -60,6 +60,7 @@ mod conn;
 mod reply;
 #[cfg(feature = "tls")]
 pub(crate) mod tls;
+mod version;
 
 /// What performs the server's side of a TLS handshake; without the `tls` feature there
 /// is none, and every connection is plain HTTP.
