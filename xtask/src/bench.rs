@@ -46,6 +46,26 @@ pub struct Options {
     /// Also build a partner's hello world cold, on the SDK and on reqwest + serde (two
     /// full dev builds, about three more minutes on two cores).
     pub partner_build: bool,
+    /// Only these sections (of [`SECTIONS`]); every one when empty.
+    pub only: Vec<String>,
+}
+
+/// The sections of a run, in its order.
+pub const SECTIONS: [&str; 8] = [
+    "overhead",
+    "throughput",
+    "batch",
+    "paging",
+    "reply",
+    "bulk",
+    "proxy",
+    "build",
+];
+
+impl Options {
+    fn runs(&self, section: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|s| s == section)
+    }
 }
 
 const APP_TOKEN: &str = "sim-app-token";
@@ -70,71 +90,87 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
 
     // Prism comes from npm: fetched while cargo builds (network and disk, little CPU).
     // oha comes from crates.io, built once per target directory (minutes, the first time).
-    let (prism, oha) = if options.smoke {
+    let (prism, oha) = if options.smoke || !options.runs("throughput") {
         (None, None)
     } else {
         let target = target_dir(root)?;
         (PrismInstall::start(&target)?, OhaInstall::start(&target)?)
     };
     let bins = Binaries::build(root, options.smoke)?;
-
-    step("1. SDK call overhead");
-    let overhead = bench_json(&bins, "overhead", options.smoke, &[])?;
-    report.overhead(&overhead);
-
-    step("2. simulator throughput");
     if let Some(install) = prism {
         install.wait()?;
     }
     if let Some(install) = oha {
         install.wait()?;
     }
-    throughput(root, &bins, options, &mut report)?;
 
-    step("3. batch order: client side, simulator side, round trip");
-    let sim = Server::licensing_sim(&bins, &[])?;
-    let batch = bench_json(
-        &bins,
-        "batch",
-        options.smoke,
-        &[("LICENSING_SIM_URL", sim.url.clone())],
-    )?;
-    drop(sim);
-    report.batch(&batch);
+    if options.runs("overhead") {
+        step("1. SDK call overhead");
+        let overhead = bench_json(&bins, "overhead", options.smoke, &[])?;
+        report.overhead(&overhead);
+    }
 
-    step("4. paging");
-    // One seed makes every employee: past the simulator's default bounds for seeds.
-    let sim = Server::licensing_sim(
-        &bins,
-        &[
-            "--trial-member-limit",
-            PAGING_MEMBERS,
-            "--max-seed-records",
-            "1000000",
-            "--max-seed-bytes",
-            "268435456",
-        ],
-    )?;
-    let paging = bench_json(
-        &bins,
-        "paging",
-        options.smoke,
-        &[("LICENSING_SIM_URL", sim.url.clone())],
-    )?;
-    drop(sim);
-    report.paging(&paging);
+    if options.runs("throughput") {
+        step("2. simulator throughput");
+        throughput(root, &bins, options, &mut report)?;
+    }
 
-    step("5. a hostile reply's peak heap");
-    let reply = bench_json(&bins, "reply", options.smoke, &[])?;
-    report.reply(&reply);
+    let mut batch = None;
+    if options.runs("batch") {
+        step("3. batch order: client side, simulator side, round trip");
+        let sim = Server::licensing_sim(&bins, &[])?;
+        let measured = bench_json(
+            &bins,
+            "batch",
+            options.smoke,
+            &[("LICENSING_SIM_URL", sim.url.clone())],
+        )?;
+        drop(sim);
+        report.batch(&measured);
+        batch = Some(measured);
+    }
 
-    step("6. bulk submit: the command line against the SDK called directly");
-    let bulk = bulk(root, &bins, options)?;
-    report.bulk(&bulk);
+    if options.runs("paging") {
+        step("4. paging");
+        // One seed makes every employee: past the simulator's default bounds for seeds.
+        let sim = Server::licensing_sim(
+            &bins,
+            &[
+                "--trial-member-limit",
+                PAGING_MEMBERS,
+                "--max-seed-records",
+                "1000000",
+                "--max-seed-bytes",
+                "268435456",
+            ],
+        )?;
+        let paging = bench_json(
+            &bins,
+            "paging",
+            options.smoke,
+            &[("LICENSING_SIM_URL", sim.url.clone())],
+        )?;
+        drop(sim);
+        report.paging(&paging);
+    }
 
-    step("7. conformance proxy: through the proxy against the simulator direct");
-    let proxied = proxy(root, &bins, options)?;
-    report.proxy(&proxied);
+    if options.runs("reply") {
+        step("5. a hostile reply's peak heap");
+        let reply = bench_json(&bins, "reply", options.smoke, &[])?;
+        report.reply(&reply);
+    }
+
+    if options.runs("bulk") {
+        step("6. bulk submit: the command line against the SDK called directly");
+        let bulk = bulk(root, &bins, options)?;
+        report.bulk(&bulk);
+    }
+
+    if options.runs("proxy") {
+        step("7. conformance proxy: through the proxy against the simulator direct");
+        let proxied = proxy(root, &bins, options)?;
+        report.proxy(&proxied);
+    }
 
     if options.smoke {
         eprintln!(
@@ -143,10 +179,27 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         );
         return Ok(());
     }
-    chart(root, &batch)?;
+    if let Some(batch) = &batch {
+        chart(root, batch)?;
+    }
 
-    step("8. build cost");
-    build_cost(root, &bins.target_dir, options, &mut report)?;
+    if options.runs("build") {
+        step("8. build cost");
+        build_cost(root, &bins.target_dir, options, &mut report)?;
+    }
+
+    if !options.only.is_empty() {
+        let text = report.render(started.elapsed());
+        let path = bins.target_dir.join("bench-only.md");
+        std::fs::write(&path, &text)?;
+        println!("\n{text}");
+        eprintln!(
+            "--only {}: written to {}, not to BENCHMARKS.md",
+            options.only.join(","),
+            path.display()
+        );
+        return Ok(());
+    }
 
     // A partner's first build: measured here on request, else the section measured
     // before (by `cargo xtask partner-build`, or a run with `--partner-build`) is kept.

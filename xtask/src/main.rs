@@ -8,7 +8,7 @@
 //!   the component schema that describes them, plus the list of constraints that the
 //!   committed invalid samples must cover. `.ci/schemas.sh` feeds them to other languages'
 //!   validators and code generators.
-//! * `bench [--quick] [--build-cost] [--partner-build] [--smoke]`: every benchmark
+//! * `bench [--quick] [--build-cost] [--partner-build] [--smoke] [--only SECTIONS]`: every benchmark
 //!   comparison in one run, written to `BENCHMARKS.md` (see `bench.rs`); `--smoke` only
 //!   checks the set-up.
 //! * `clients [--test]`: TypeScript and Python clients generated from `spec/*.yaml` into
@@ -92,6 +92,11 @@ enum Command {
         /// two cold builds, minutes on two cores.
         #[arg(long, conflicts_with = "smoke")]
         partner_build: bool,
+        /// Only these sections (comma-separated: overhead, throughput, batch, paging,
+        /// reply, bulk, proxy, build), to work on one; the report goes to the terminal and
+        /// `target/bench-only.md`, never to BENCHMARKS.md.
+        #[arg(long, value_delimiter = ',', value_parser = bench::SECTIONS)]
+        only: Vec<String>,
     },
     /// Generate the TypeScript and Python clients of spec/*.yaml into the target directory.
     Clients {
@@ -163,6 +168,7 @@ fn main() -> ExitCode {
             build_cost,
             smoke,
             partner_build,
+            only,
         } => bench::run(
             &root,
             &bench::Options {
@@ -170,6 +176,7 @@ fn main() -> ExitCode {
                 build_cost,
                 smoke,
                 partner_build,
+                only,
             },
         )
         .map(|()| true),
