@@ -71,17 +71,17 @@ pub fn client_with(
 /// field by its path (`enterprises[0].assets[1].lentLock: invalid type: …`). As the
 /// admin API, it refuses `null` anywhere: the schema gives every field a type.
 pub fn parse_seed(json: &str) -> Result<types::Seed, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| format!("the body is not valid JSON: {e}"))?;
-    if value.is_object()
-        && let Some(path) = null_at(&value, &mut String::new())
-    {
+    // Two passes over the text, neither building a `Value` of it: a seed of 50,000 assets
+    // is some 7 MB of JSON, and its `Value` tree several times that.
+    let scan = scan(json).map_err(|e| format!("the body is not valid JSON: {e}"))?;
+    if let Some(path) = scan.null {
         return Err(format!("{path}: must not be null"));
     }
-    serde_path_to_error::deserialize::<_, types::Seed>(&value).map_err(|e| {
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    serde_path_to_error::deserialize::<_, types::Seed>(&mut deserializer).map_err(|e| {
         let path = e.path().to_string();
         let message = e.into_inner().to_string();
-        if !value.is_object() {
+        if !scan.object {
             format!("the body must be a JSON object: {message}")
         } else if path == "." {
             message
@@ -91,36 +91,105 @@ pub fn parse_seed(json: &str) -> Result<types::Seed, String> {
     })
 }
 
+/// What [`scan`] finds in a JSON document.
+struct Scan {
+    /// Whether the document is an object.
+    object: bool,
+    /// The path of its first `null` (`enterprises[0].branchName`), if any.
+    null: Option<String>,
+}
+
+/// Reads a JSON document through, keeping only the path to its first `null`.
+fn scan(json: &str) -> Result<Scan, serde_json::Error> {
+    use serde::de::DeserializeSeed as _;
+    let object = json.trim_start().starts_with('{');
+    let mut path = String::new();
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    let null = NullFinder { path: &mut path }.deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(Scan { object, null })
+}
+
+/// A visitor of any JSON value that yields the path of its first `null`.
+struct NullFinder<'p> {
+    path: &'p mut String,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for NullFinder<'_> {
+    type Value = Option<String>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for NullFinder<'_> {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Some(self.path.clone()))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut first = None;
+        let mut i = 0usize;
+        loop {
+            let len = self.path.len();
+            self.path.push_str(&format!("[{i}]"));
+            let found = seq.next_element_seed(NullFinder { path: self.path })?;
+            self.path.truncate(len);
+            match found {
+                None => return Ok(first),
+                Some(found) => first = first.or(found),
+            }
+            i += 1;
+        }
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut first = None;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            let len = self.path.len();
+            if !self.path.is_empty() {
+                self.path.push('.');
+            }
+            self.path.push_str(&key);
+            let found = map.next_value_seed(NullFinder { path: self.path })?;
+            self.path.truncate(len);
+            first = first.or(found);
+        }
+        Ok(first)
+    }
+}
+
 /// A built-in seed by name (`demo`).
 pub fn builtin_seed(name: &str) -> Option<types::Seed> {
     match name {
         "demo" => Some(serde_json::from_str(DEMO).expect("the demo seed is a valid seed")),
-        _ => None,
-    }
-}
-
-/// The path of the first `null` in `value` (`enterprises[0].branchName`), if any.
-fn null_at(value: &serde_json::Value, path: &mut String) -> Option<String> {
-    use serde_json::Value;
-    match value {
-        Value::Null => Some(path.clone()),
-        Value::Object(map) => map.iter().find_map(|(k, v)| {
-            let len = path.len();
-            if !path.is_empty() {
-                path.push('.');
-            }
-            path.push_str(k);
-            let found = null_at(v, path);
-            path.truncate(len);
-            found
-        }),
-        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| {
-            let len = path.len();
-            path.push_str(&format!("[{i}]"));
-            let found = null_at(v, path);
-            path.truncate(len);
-            found
-        }),
         _ => None,
     }
 }

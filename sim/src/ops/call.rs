@@ -41,8 +41,14 @@ impl std::fmt::Debug for Naming {
 }
 
 impl Call {
-    /// A call made by the simulator itself (seeds): path parameters, query and a JSON body.
-    pub fn internal(path: &[(&str, &str)], query: &[(&str, &str)], body: Option<&Value>) -> Self {
+    /// A call made by the simulator itself (seeds): path parameters, query and a JSON body
+    /// (any serializable value: a seed's batch is written straight to bytes, with no
+    /// `Value` of it built first).
+    pub fn internal(
+        path: &[(&str, &str)],
+        query: &[(&str, &str)],
+        body: Option<&impl serde::Serialize>,
+    ) -> Self {
         Self {
             path: path
                 .iter()
@@ -50,7 +56,9 @@ impl Call {
                 .collect(),
             query: Query::from_pairs(query.iter().copied()),
             content_type: Some(HeaderValue::from_static("application/json")),
-            body: Ok(body.map_or_else(Bytes::new, |b| Bytes::from(b.to_string()))),
+            body: Ok(body.map_or_else(Bytes::new, |b| {
+                Bytes::from(serde_json::to_vec(b).expect("a call's body serializes"))
+            })),
             naming: Mutex::new(None),
         }
     }

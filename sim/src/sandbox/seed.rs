@@ -7,6 +7,7 @@ use licensing_sdk::{
     LicenseType,
     operations::{self as ops, Operation},
 };
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::{
@@ -188,7 +189,7 @@ fn apply(sim: &Db, seed: &Seed) -> Result<SeedResult, AdminError> {
                 &Call::internal(&[], &[], Some(&size)),
             )
             .map_err(|f| failed(at(".assets"), f))?;
-            let orders: Vec<Value> = e
+            let orders: Vec<NewBuy> = e
                 .assets
                 .iter()
                 .zip(&allocated)
@@ -199,12 +200,12 @@ fn apply(sim: &Db, seed: &Seed) -> Result<SeedResult, AdminError> {
                     new_buy(j, customer, &global_id, e, asset, &num)
                 })
                 .collect();
-            let body = json!({
-                "channelCode": "SEED",
-                "channelOrderId": format!("SEED-{global_id}"),
-                "syncMode": "sync",
-                "orderList": orders,
-            });
+            let body = Batch {
+                channel_code: "SEED",
+                channel_order_id: format!("SEED-{global_id}"),
+                sync_mode: "sync",
+                order_list: orders,
+            };
             step(
                 sim,
                 &ops::BATCH_ORDER,
@@ -292,59 +293,121 @@ fn apply(sim: &Db, seed: &Seed) -> Result<SeedResult, AdminError> {
     Ok(SeedResult { enterprises: out })
 }
 
+/// A seed's `batchOrder` body, written as the documents name its fields.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Batch<'s> {
+    channel_code: &'static str,
+    channel_order_id: String,
+    sync_mode: &'static str,
+    order_list: Vec<NewBuy<'s>>,
+}
+
+/// A `new_buy` order of a seed (borrowing the seed, so that a batch of thousands is
+/// serialized without a `Value` of it built first).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NewBuy<'s> {
+    sequence: usize,
+    customer_id: &'s str,
+    crm_customer_id: &'s str,
+    customer_name: &'s str,
+    channel_customer_id: Option<&'s str>,
+    admin_name: &'static str,
+    admin_account: &'static str,
+    admin_email: &'static str,
+    admin_cell_number: &'static str,
+    password_mobile: &'static str,
+    address: &'s str,
+    customer_type: &'static str,
+    branch_code: &'static str,
+    branch_name: &'s str,
+    enterprise_global_id: &'s str,
+    license_type: &'s str,
+    order_type: &'static str,
+    assets: [NewBuyAsset<'s>; 1],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NewBuyAsset<'s> {
+    asset_nos: [String; 1],
+    borrowed_usb_key: bool,
+    products: Vec<NewBuyProduct<'s>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NewBuyProduct<'s> {
+    crm_product_id: String,
+    parent_crm_product_id: String,
+    product_uri: &'s str,
+    product_name: &'s str,
+    product_type: &'static str,
+    limit_concurrent: i32,
+    limit_time_duration: i64,
+    trial: i64,
+    trial_end_date: i64,
+    time_unit: &'static str,
+    time_unit_quantity: i64,
+    time_duration_expression: &'static str,
+    product_features: [(); 0],
+}
+
 /// A `new_buy` order for one seed asset, the order fields the seed does not give filled
 /// with plain values.
-fn new_buy(
+fn new_buy<'s>(
     sequence: usize,
-    customer: &str,
-    enterprise: &str,
-    e: &super::client::types::SeedEnterprise,
-    asset: &super::client::types::SeedAsset,
+    customer: &'s str,
+    enterprise: &'s str,
+    e: &'s super::client::types::SeedEnterprise,
+    asset: &'s super::client::types::SeedAsset,
     num: &str,
-) -> Value {
-    let products: Vec<Value> = asset
+) -> NewBuy<'s> {
+    let products = asset
         .products
         .iter()
-        .map(|p| {
-            json!({
-                "crmProductId": format!("P-{num}-{}", p.product_uri.as_str()),
-                "parentCrmProductId": format!("A-{num}"),
-                "productUri": p.product_uri,
-                "productName": p.product_name.clone().unwrap_or_else(|| p.product_uri.to_string()),
-                "productType": "software",
-                "limitConcurrent": p.limit_concurrent.unwrap_or(1),
-                "limitTimeDuration": 0,
-                "trial": 0,
-                "trialEndDate": 0,
-                "timeUnit": "year",
-                "timeUnitQuantity": 1,
-                "timeDurationExpression": "1-0-0",
-                "productFeatures": []
-            })
+        .map(|p| NewBuyProduct {
+            crm_product_id: format!("P-{num}-{}", p.product_uri.as_str()),
+            parent_crm_product_id: format!("A-{num}"),
+            product_uri: p.product_uri.as_str(),
+            product_name: p
+                .product_name
+                .as_deref()
+                .unwrap_or_else(|| p.product_uri.as_str()),
+            product_type: "software",
+            limit_concurrent: p.limit_concurrent.unwrap_or(1),
+            limit_time_duration: 0,
+            trial: 0,
+            trial_end_date: 0,
+            time_unit: "year",
+            time_unit_quantity: 1,
+            time_duration_expression: "1-0-0",
+            product_features: [],
         })
         .collect();
-    json!({
-        "sequence": sequence + 1,
-        "customerId": customer,
-        "crmCustomerId": e.crm_customer_id,
-        "customerName": e.name,
-        "channelCustomerId": e.customers.first().map(|c| c.channel_customer_id.clone()),
-        "adminName": "Seed Admin",
-        "adminAccount": "admin",
-        "adminEmail": "admin@example.com",
-        "adminCellNumber": "13800000000",
-        "passwordMobile": "13800000000",
-        "address": e.address.clone().unwrap_or_default(),
-        "customerType": "company",
-        "branchCode": "BR01",
-        "branchName": e.branch_name.clone().unwrap_or_else(|| "Main".to_string()),
-        "enterpriseGlobalId": enterprise,
-        "licenseType": asset.license_type,
-        "orderType": "new_buy",
-        "assets": [{
-            "assetNos": [num],
-            "borrowedUsbKey": asset.lent_lock.unwrap_or(false),
-            "products": products
-        }]
-    })
+    NewBuy {
+        sequence: sequence + 1,
+        customer_id: customer,
+        crm_customer_id: e.crm_customer_id.as_str(),
+        customer_name: e.name.as_str(),
+        channel_customer_id: e.customers.first().map(|c| c.channel_customer_id.as_str()),
+        admin_name: "Seed Admin",
+        admin_account: "admin",
+        admin_email: "admin@example.com",
+        admin_cell_number: "13800000000",
+        password_mobile: "13800000000",
+        address: e.address.as_deref().unwrap_or_default(),
+        customer_type: "company",
+        branch_code: "BR01",
+        branch_name: e.branch_name.as_deref().unwrap_or("Main"),
+        enterprise_global_id: enterprise,
+        license_type: asset.license_type.as_str(),
+        order_type: "new_buy",
+        assets: [NewBuyAsset {
+            asset_nos: [num.to_string()],
+            borrowed_usb_key: asset.lent_lock.unwrap_or(false),
+            products,
+        }],
+    }
 }
