@@ -4,8 +4,8 @@
 //! | what | baseline | how |
 //! |---|---|---|
 //! | SDK call overhead | hand-written reqwest + serde_json, same server, same process | `benches/overhead.rs` |
-//! | simulator throughput | Prism (mock of the same spec) and a bare hyper server (the ceiling) | `licensing-sim`, `prism mock`, `bench-load bare-server`, each loaded by `bench-load load` from another process |
-//! | the same, by an outside tool | the figures of `bench-load load` | oha (pinned, installed into the target directory) on the same three servers, same load |
+//! | simulator throughput | Prism (mock of the same spec), WireMock and Mockoon (stubs written from the spec's examples) and a bare hyper server (the ceiling) | `licensing-sim`, `prism mock`, WireMock's jar, `mockoon-cli start`, `bench-load bare-server`, each loaded by `bench-load load` from another process |
+//! | the same, by an outside tool | the figures of `bench-load load` | oha (pinned, installed into the target directory) on the same five servers, same load |
 //! | batch, client side | bare `serde_json` serialize + parse of the same request and reply | `benches/batch.rs`, no network |
 //! | batch, simulator side | a bare handler parsing the same body into the same types | `benches/batch.rs` against `licensing-sim` and `batch --bare-server` |
 //! | batch, round trip | bare `serde_json` serialize + parse of the same request | `benches/batch.rs` against `licensing-sim` |
@@ -33,6 +33,8 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
+
+mod peers;
 
 pub struct Options {
     /// Shorter load phases (for trying the pipeline, not for publishing numbers).
@@ -88,17 +90,25 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         "benchmarks"
     });
 
-    // Prism comes from npm: fetched while cargo builds (network and disk, little CPU).
-    // oha comes from crates.io, built once per target directory (minutes, the first time).
-    let (prism, oha) = if options.smoke || !options.runs("throughput") {
-        (None, None)
+    // Prism, WireMock and Mockoon come from npm: fetched while cargo builds (network and
+    // disk, little CPU). oha comes from crates.io, built once per target directory
+    // (minutes, the first time).
+    let (prism, stub_servers, oha) = if options.smoke || !options.runs("throughput") {
+        (None, None, None)
     } else {
         let target = target_dir(root)?;
-        (PrismInstall::start(&target)?, OhaInstall::start(&target)?)
+        (
+            PrismInstall::start(&target)?,
+            peers::PeersInstall::start(&target)?,
+            OhaInstall::start(&target)?,
+        )
     };
     let bins = Binaries::build(root, options.smoke)?;
     if let Some(install) = prism {
         install.wait()?;
+    }
+    if let Some(install) = stub_servers {
+        install.wait(&bins.target_dir)?;
     }
     if let Some(install) = oha {
         install.wait()?;
@@ -727,6 +737,58 @@ fn load_with(
     })
 }
 
+/// Warm-up runs of 1 s, on one server alone: at least `min`, at most `max`, ending once
+/// `patience` runs in a row were none more than 5% faster than the fastest before them.
+/// WireMock's JVM keeps compiling for some 20 s of load, with runs a third slower than
+/// the best between its gains on a busy machine: a shorter patience stops it half-way.
+const WARM_UP: WarmUp = WarmUp {
+    min: 10,
+    max: 40,
+    patience: 5,
+};
+
+/// [`WARM_UP`] for `--quick`, which tries the pipeline.
+const WARM_UP_QUICK: WarmUp = WarmUp {
+    min: 3,
+    max: 10,
+    patience: 2,
+};
+
+struct WarmUp {
+    min: usize,
+    max: usize,
+    patience: usize,
+}
+
+/// Loads `endpoint` of the server at `url` alone, in runs of 1 s, until its rate levels
+/// off (see [`WARM_UP`]); the runs it took.
+fn warm_up(
+    root: &Path,
+    bins: &Binaries,
+    url: &str,
+    endpoint: Endpoint,
+    rule: &WarmUp,
+) -> Result<usize> {
+    let (mut best, mut flat) = (0.0_f64, 0);
+    for run in 1..=rule.max {
+        let r = load(root, bins, &[url], endpoint, 1)?
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let rps = f(&r["rps"]);
+        if rps > best * 1.05 {
+            flat = 0;
+        } else {
+            flat += 1;
+        }
+        best = best.max(rps);
+        if run >= rule.min && flat >= rule.patience {
+            return Ok(run);
+        }
+    }
+    Ok(rule.max)
+}
+
 /// How long the load generator stays on one server before the next one's turn.
 const SLICE_MS: u64 = 100;
 
@@ -811,6 +873,11 @@ fn throughput(root: &Path, bins: &Binaries, options: &Options, report: &mut Repo
         (false, true) => (2, 1, 1),
         (false, false) => (5, 2, OHA_ROUNDS),
     };
+    let warm_up_rule = if options.quick {
+        &WARM_UP_QUICK
+    } else {
+        &WARM_UP
+    };
     let sim = Server::licensing_sim(bins, &[])?;
     let bare = Server::bare(bins)?;
     let prism = if options.smoke {
@@ -818,16 +885,63 @@ fn throughput(root: &Path, bins: &Binaries, options: &Options, report: &mut Repo
     } else {
         Some(Server::prism(root, bins)?)
     };
+    // The stub servers, each checked to answer both loaded requests with the spec's
+    // example before any load.
+    let stub_servers = if options.smoke {
+        Vec::new()
+    } else {
+        let probes: Vec<peers::Probe> = [Endpoint::Read, Endpoint::Write]
+            .into_iter()
+            .map(|endpoint| {
+                let (id, params, body) = endpoint.request();
+                let nonce = format!("bench-check-{}-{id}", std::process::id());
+                peers::Probe {
+                    id,
+                    query: params.replace("{nonce}", &nonce),
+                    body,
+                }
+            })
+            .collect();
+        peers::start(root, &bins.target_dir, &probes)?
+    };
+    // The servers loaded on their own, one after the other, by the key of their results.
+    let solo: Vec<(&str, &Server)> = prism
+        .iter()
+        .map(|p| ("prism", p))
+        .chain(stub_servers.iter().map(|(peer, s)| (peer.key(), s)))
+        .collect();
+    let names: Vec<&str> = ["licensing-sim", "bare hyper"]
+        .into_iter()
+        .chain(solo.iter().map(|(name, _)| *name))
+        .collect();
     bind_customer(&sim.url)?;
     let mut results = serde_json::Map::new();
+    if !stub_servers.is_empty() {
+        results.insert(
+            "runtimes".into(),
+            json!({ "java": peers::java_version()?, "node": peers::node_version() }),
+        );
+    }
     for (label, endpoint) in [("read", Endpoint::Read), ("write", Endpoint::Write)] {
-        // A short warm-up lets every server open connections and fill caches.
+        // The servers loaded on their own are warmed up on their own until their rate
+        // levels off (a JVM compiles WireMock's path over seconds of load), then a short
+        // warm-up lets the simulator and the bare server open connections and fill caches.
         if !options.smoke {
-            let mut urls = vec![sim.url.as_str(), bare.url.as_str()];
-            urls.extend(prism.iter().map(|p| p.url.as_str()));
-            load(root, bins, &urls, endpoint, 1)?;
+            for (name, server) in &solo {
+                let runs = warm_up(root, bins, &server.url, endpoint, warm_up_rule)?;
+                eprintln!("{name} {label}: warmed up for {runs} s");
+                results.insert(format!("warmup/{name}/{label}"), json!(runs));
+            }
+            load(
+                root,
+                bins,
+                &[sim.url.as_str(), bare.url.as_str()],
+                endpoint,
+                1,
+            )?;
         }
-        let (mut ours, mut bare_runs, mut prism_runs) = (Vec::new(), Vec::new(), Vec::new());
+        // Per server (in the order of `names`), its rounds.
+        let mut runs: Vec<Vec<Value>> = vec![Vec::new(); names.len()];
         for round in 0..rounds {
             // The simulator and the bare server take turns, slice by slice; every other
             // round the bare server starts.
@@ -845,58 +959,67 @@ fn throughput(root: &Path, bins: &Binaries, options: &Options, report: &mut Repo
             } else {
                 (second, first)
             };
-            let mut measured = vec![("licensing-sim", s), ("bare hyper", b)];
-            // Prism runs on its own: a server taking turns with it meets the work Prism's
-            // runtime leaves behind after its slices (the simulator was about 10% slower
-            // after Prism than after the bare server).
-            if let Some(prism) = &prism {
-                let got = load(root, bins, &[prism.url.as_str()], endpoint, seconds)?;
-                measured.push(("prism", got.into_iter().next().unwrap_or_default()));
+            let mut measured = vec![s, b];
+            // Prism, WireMock and Mockoon run on their own: a server taking turns with
+            // Prism met the work its runtime left behind after its slices (the simulator
+            // was about 10% slower after Prism than after the bare server), and a JVM or
+            // another Node.js process may leave the same.
+            for (_, server) in &solo {
+                let got = load(root, bins, &[server.url.as_str()], endpoint, seconds)?;
+                measured.push(got.into_iter().next().unwrap_or_default());
             }
-            for (name, r) in &measured {
+            for (i, r) in measured.into_iter().enumerate() {
+                let name = names[i];
                 eprintln!("{name} {label}, round {}: {r}", round + 1);
                 if options.smoke && (r["requests"] == 0 || r["errors"] != 0) {
                     bail!("{name} {label}: the load run failed: {r}");
                 }
+                runs[i].push(r);
             }
-            let mut measured = measured.into_iter().map(|(_, r)| r);
-            ours.extend(measured.next());
-            bare_runs.extend(measured.next());
-            prism_runs.extend(measured.next());
         }
-        for (name, runs) in [
-            ("licensing-sim", &ours),
-            ("bare hyper", &bare_runs),
-            ("prism", &prism_runs),
-        ] {
-            results.insert(format!("{name}/{label}"), summarize_runs(&ours, runs));
+        for (name, server_runs) in names.iter().zip(&runs) {
+            results.insert(
+                format!("{name}/{label}"),
+                summarize_runs(&runs[0], server_runs),
+            );
         }
 
         // The same servers under oha, one server per oha process: the simulator and the
-        // bare server take turns going first, Prism last (as above).
+        // bare server take turns going first, then the others in order (as above).
         if options.smoke {
             continue;
         }
         let oha = OhaInstall::bin(&bins.target_dir);
-        let mut oha_runs: [Vec<Value>; 3] = Default::default();
-        let servers = [Some(&sim), Some(&bare), prism.as_ref()];
+        let mut oha_runs: Vec<Vec<Value>> = vec![Vec::new(); names.len()];
+        let servers: Vec<&Server> = [&sim, &bare]
+            .into_iter()
+            .chain(solo.iter().map(|(_, s)| *s))
+            .collect();
         for round in 0..oha_rounds {
-            let order = if round % 2 == 0 { [0, 1, 2] } else { [1, 0, 2] };
+            let mut order: Vec<usize> = (0..servers.len()).collect();
+            if round % 2 == 1 {
+                order.swap(0, 1);
+            }
             for i in order {
-                let Some(server) = servers[i] else { continue };
-                let r = oha_load(root, &oha, &server.url, endpoint, seconds)?;
-                eprintln!("oha: {} {label}, round {}: {r}", SERVERS[i], round + 1);
+                let r = oha_load(root, &oha, &servers[i].url, endpoint, seconds)?;
+                eprintln!("oha: {} {label}, round {}: {r}", names[i], round + 1);
                 oha_runs[i].push(r);
             }
         }
-        for (name, runs) in SERVERS.iter().zip(&oha_runs) {
+        for (name, runs) in names.iter().zip(&oha_runs) {
             results.insert(
                 format!("oha/{name}/{label}"),
                 summarize_runs(&oha_runs[0], runs),
             );
         }
     }
-    report.throughput(&Value::Object(results), rounds, seconds, oha_rounds);
+    report.throughput(
+        &Value::Object(results),
+        rounds,
+        seconds,
+        oha_rounds,
+        warm_up_rule,
+    );
     Ok(())
 }
 
@@ -1007,9 +1130,6 @@ fn proxy(root: &Path, bins: &Binaries, options: &Options) -> Result<Value> {
     }
     Ok(Value::Object(results))
 }
-
-/// The servers of the throughput comparison, in the order their results are kept.
-const SERVERS: [&str; 3] = ["licensing-sim", "bare hyper", "prism"];
 
 /// Rounds of oha runs per endpoint (each server once per round).
 const OHA_ROUNDS: usize = 3;
@@ -1560,7 +1680,14 @@ impl Report {
         }
     }
 
-    fn throughput(&mut self, t: &Value, rounds: usize, seconds: u64, oha_rounds: usize) {
+    fn throughput(
+        &mut self,
+        t: &Value,
+        rounds: usize,
+        seconds: u64,
+        oha_rounds: usize,
+        warm_up: &WarmUp,
+    ) {
         for (label, what) in [
             ("read", "read `enterprise/user/query`"),
             ("write", "write `shellnums`"),
@@ -1609,16 +1736,60 @@ impl Report {
                 target,
                 "cargo xtask bench",
             );
+            // The stub servers: reported, no target.
+            let figures = |r: &Value| {
+                format!(
+                    "{:.0} req/s, p50 {:.2} ms, p99 {:.2} ms",
+                    f(&r["rps"]),
+                    f(&r["p50_us"]) / 1000.0,
+                    f(&r["p99_us"]) / 1000.0
+                )
+            };
+            for peer in peers::Peer::ALL {
+                let r = &t[format!("{}/{label}", peer.key())];
+                if r.is_null() {
+                    continue;
+                }
+                self.row(
+                    format!("simulator throughput, {what}, vs {}", peer.name()),
+                    format!("{} ({} {})", figures(r), peer.name(), peer.version()),
+                    figures(sim),
+                    format!(
+                        "{:.1}× ({:.1}–{:.1}× over {} rounds)",
+                        f(&r["sim_ratio"]),
+                        f(&r["sim_ratio_range"][0]),
+                        f(&r["sim_ratio_range"][1]),
+                        rounds
+                    ),
+                    "— (reported)".into(),
+                    "cargo xtask bench",
+                );
+            }
+            let peer_rounds: String = peers::Peer::ALL
+                .iter()
+                .filter(|peer| !t[format!("{}/{label}", peer.key())].is_null())
+                .map(|peer| {
+                    format!(
+                        "; {} {}",
+                        peer.name(),
+                        rounds_of(&t[format!("{}/{label}", peer.key())], "rounds")
+                    )
+                })
+                .collect();
             self.notes.push(format!(
-                "Throughput, {label}, req/s by round: licensing-sim {}; bare hyper {}; Prism {}.",
+                "Throughput, {label}, req/s by round: licensing-sim {}; bare hyper {}; Prism {}{peer_rounds}.",
                 rounds_of(sim, "rounds"),
                 rounds_of(bare, "rounds"),
                 rounds_of(prism, "rounds")
             ));
+            let wiremock = &t[format!("wiremock/{label}")];
+            let mockoon = &t[format!("mockoon/{label}")];
             for (name, r) in [
                 ("licensing-sim", sim),
                 ("prism", prism),
                 ("bare hyper", bare),
+                ("WireMock", wiremock),
+                ("Mockoon", mockoon),
             ] {
                 if f(&r["errors"]) > 0.0 {
                     self.notes.push(format!(
@@ -1631,8 +1802,52 @@ impl Report {
         if oha_rounds > 0 {
             self.load_tools(t, oha_rounds, seconds);
         }
+        let runtimes = &t["runtimes"];
+        if runtimes.is_object() {
+            self.notes.push(format!(
+                "Stub servers: WireMock {} (npm `wiremock`, its standalone jar run by `java -jar` on {}, the JVM's \
+                 default settings) with `--no-request-journal` and `--disable-request-logging`, the two settings WireMock \
+                 documents for long runs and performance testing (its journal otherwise keeps every request for \
+                 verification, a heap that grows through the run); Mockoon CLI {} (npm `@mockoon/cli`, `mockoon-cli \
+                 start`, on Node.js {}) with `--disable-log-to-file` (each transaction is still logged, to stdout, which \
+                 the benchmark discards), its routes with templating off (the bodies are literal examples: templating \
+                 would only add a Handlebars pass per request). Their stubs are written from `spec/order.yaml` on every \
+                 run (WireMock's `mappings/*.json`, Mockoon's environment file): per operation its method and path \
+                 (WireMock's `urlPath`, so the query string, with its fresh `g_nonce`, takes no part in matching), and \
+                 the HTTP status, content type and example of its success reply (the schema's `example`, as Prism \
+                 answers). Before any load, each was checked to answer both requests with that status and body. Each \
+                 is loaded on its own after Prism, as Prism is; a ratio is the simulator's rate over the stub \
+                 server's, the median of the rounds' ratios with their range.",
+                peers::WIREMOCK_VERSION,
+                runtimes["java"].as_str().unwrap_or("Java"),
+                peers::MOCKOON_VERSION,
+                runtimes["node"].as_str().unwrap_or_default(),
+            ));
+        }
+        // How long each server loaded on its own took to level off, per endpoint.
+        let warm_ups: Vec<String> = ["read", "write"]
+            .iter()
+            .map(|label| {
+                let each: Vec<String> = [
+                    ("prism", "Prism"),
+                    ("wiremock", "WireMock"),
+                    ("mockoon", "Mockoon"),
+                ]
+                .iter()
+                .filter_map(|(key, shown)| {
+                    let runs = t[format!("warmup/{key}/{label}")].as_u64()?;
+                    Some(format!("{shown} {runs} s"))
+                })
+                .collect();
+                format!("{label}: {}", each.join(", "))
+            })
+            .collect();
         self.notes.push(format!(
-            "Throughput: the three servers run at once. Per endpoint, after a warm-up of 1 s each, {rounds} rounds; in each, `licensing-sim` and the bare server are loaded for {seconds} s each, taking turns in slices of {SLICE_MS} ms within one `bench-load load` process (so both meet the machine as it is then; the bare server starts every other round), then Prism for {seconds} s on its own (a server taking turns with Prism met the work Prism's runtime left behind after its slices). A server's req/s is the mean over its slices of its connections' rates, each connection's over its own time in the slice (from the slice's start to its last answer). A ratio is the median of the rounds' ratios, req/s and p99 the medians. Load: 16 concurrent keep-alive connections per server (one worker thread), every request with a fresh `g_nonce`; `licensing-sim` with its default settings (journal on)."
+            "Throughput: the five servers run at once. Per endpoint, Prism, WireMock and Mockoon are first warmed up, each on its own, in runs of 1 s until their rate levels off: at least {} runs, at most {}, ending after {} runs in a row none more than 5% faster than the fastest before it (a JVM compiles WireMock's path over seconds of load; {}), then `licensing-sim` and the bare server for 1 s each; then {rounds} rounds; in each, `licensing-sim` and the bare server are loaded for {seconds} s each, taking turns in slices of {SLICE_MS} ms within one `bench-load load` process (so both meet the machine as it is then; the bare server starts every other round), then Prism, WireMock and Mockoon for {seconds} s each, one after the other, each on its own (a server taking turns with Prism met the work Prism's runtime left behind after its slices). A server's req/s is the mean over its slices of its connections' rates, each connection's over its own time in the slice (from the slice's start to its last answer). A ratio is the median of the rounds' ratios, req/s and p99 the medians. Load: 16 concurrent keep-alive connections per server (one worker thread), every request with a fresh `g_nonce`; `licensing-sim` with its default settings (journal on).",
+            warm_up.min,
+            warm_up.max,
+            warm_up.patience,
+            warm_ups.join("; ")
         ));
     }
 
@@ -1873,7 +2088,8 @@ impl Report {
              {OHA_VERSION}, an established HTTP load generator, with the same load: 16 keep-alive connections on one \
              worker thread, the same requests, every request with a fresh `g_nonce` (oha's `--rand-regex-url`, the \
              nonce drawn as 32 hexadecimal digits). oha loads one server per process: {oha_rounds} rounds of {seconds} s \
-             per server, the simulator and the bare server taking turns going first, Prism last; its req/s counts \
+             per server, the simulator and the bare server taking turns going first, then Prism, WireMock and \
+             Mockoon; its req/s counts \
              the answers received over its run's length. Ratios are the medians of the rounds' ratios, with their \
              range.\n"
         );
@@ -1891,9 +2107,14 @@ impl Report {
                 ("licensing-sim", "licensing-sim"),
                 ("bare hyper", "bare hyper"),
                 ("prism", "Prism"),
+                ("wiremock", "WireMock"),
+                ("mockoon", "Mockoon"),
             ] {
                 let own = &t[format!("{name}/{label}")];
                 let oha = &t[format!("oha/{name}/{label}")];
+                if own.is_null() {
+                    continue;
+                }
                 let _ = writeln!(
                     s,
                     "| {endpoint} | {shown} | {} | {} | {:.2} |",
@@ -1911,9 +2132,14 @@ impl Report {
             for (name, shown, percent) in [
                 ("bare hyper", "licensing-sim / bare hyper", true),
                 ("prism", "licensing-sim / Prism", false),
+                ("wiremock", "licensing-sim / WireMock", false),
+                ("mockoon", "licensing-sim / Mockoon", false),
             ] {
                 let own = &t[format!("{name}/{label}")];
                 let oha = &t[format!("oha/{name}/{label}")];
+                if own.is_null() {
+                    continue;
+                }
                 let _ = writeln!(
                     s,
                     "| {endpoint} | {shown} | {} | {} | — |",
