@@ -103,35 +103,32 @@ fn long_string(body: &[u8], max: usize) -> Option<(usize, usize)> {
     if body.len() <= max {
         return None;
     }
-    // Outside a string, a quote opens one; inside, the next quote not escaped closes it.
-    // memchr finds both at memory speed: the scan costs little beside the decode.
-    let mut at = 0;
-    while let Some(open) = memchr::memchr(b'"', &body[at..]) {
-        let start = at + open + 1;
-        let mut end = start;
-        loop {
-            match memchr::memchr2(b'"', b'\\', &body[end.min(body.len())..]) {
-                None => {
-                    end = body.len();
-                    break;
-                }
-                Some(k) if body[end + k] == b'\\' => end += k + 2,
-                Some(k) => {
-                    end += k;
-                    break;
-                }
+    // Every quote in turn, found at memory speed: outside a string one opens it, inside
+    // one closes it unless it is escaped. Backslashes are rare, so a quote's escape is
+    // looked at only when a backslash precedes it (an odd run of them escapes it).
+    let mut open = None;
+    for quote in memchr::memchr_iter(b'"', body) {
+        let Some(start) = open else {
+            open = Some(quote + 1);
+            continue;
+        };
+        if body[quote - 1] == b'\\' && quote > start {
+            let run = body[start..quote]
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b'\\')
+                .count();
+            if run % 2 == 1 {
+                continue;
             }
         }
-        let end = end.min(body.len());
-        if end - start > max {
-            return Some((start, end - start));
+        if quote - start > max {
+            return Some((start, quote - start));
         }
-        at = end + 1;
-        if at >= body.len() {
-            break;
-        }
+        open = None;
     }
-    None
+    open.filter(|&start| body.len() - start > max)
+        .map(|start| (start, body.len() - start))
 }
 
 /// Whether a `Content-Type` header is present: the order document requires it on every
@@ -315,6 +312,13 @@ mod tests {
             Some((6, 6)),
             "an escaped quote is inside"
         );
+        let backslash = br#"{"k":"abc\\","l":"x"}"#;
+        assert_eq!(
+            long_string(backslash, 5),
+            None,
+            "an escaped backslash, then the closing quote"
+        );
+        assert_eq!(long_string(backslash, 4), Some((6, 5)));
         let unterminated = br#"{"a":"abcdefghijklmnop"#;
         assert_eq!(long_string(unterminated, 4), Some((6, 16)));
     }

@@ -4,25 +4,30 @@ use super::*;
 
 pub(super) fn apply(
     state: &mut State,
-    req: &o::BatchOrderRequest,
-    order: &o::LicenseOrder,
-    plan: Plan<'_>,
+    batch: &Batch,
+    order: o::LicenseOrder,
+    step: Step,
     now: i64,
 ) -> o::BatchOrderResultItem {
     let order_id = format!("LO-{:06}", state.next_id());
+    let item = o::BatchOrderResultItem {
+        sequence: order.sequence(),
+        license_order_id: order_id.clone(),
+        customer_id: order.customer_id().to_string(),
+    };
     state.orders.insert(
         order_id.clone(),
         LicenseOrder {
-            customer: order.customer_id().to_string(),
+            customer: item.customer_id.clone(),
             order_type: order.order_type(),
         },
     );
-    match plan {
-        Plan::NewBuy(buy_order, targets) => {
+    match (step, order) {
+        (Step::NewBuy, o::LicenseOrder::NewBuy(mut buy_order)) => {
             let origin = std::sync::Arc::new(Origin {
-                order: order_id.clone(),
-                channel_code: req.channel_code.clone(),
-                channel_order_id: req.channel_order_id.clone(),
+                order: order_id,
+                channel_code: batch.channel_code.clone(),
+                channel_order_id: batch.channel_order_id.clone(),
                 license_type: buy_order.license_type.clone(),
                 customer: buy_order.customer_id.clone(),
                 src_order: buy_order
@@ -31,18 +36,27 @@ pub(super) fn apply(
                     .filter(|s| !s.trim().is_empty()),
                 created: now,
             });
-            for (num, entry) in targets {
-                buy(state, buy_order, &origin, num, entry);
+            // Every number of an entry gets its products: copies for all but the last,
+            // which takes the entry's own.
+            for mut entry in std::mem::take(&mut buy_order.assets) {
+                let nums = std::mem::take(&mut entry.asset_nos);
+                let Some((last, rest)) = nums.split_last() else {
+                    continue;
+                };
+                for num in rest {
+                    buy(state, &buy_order, &origin, num, entry.clone());
+                }
+                buy(state, &buy_order, &origin, last, entry);
             }
         }
-        Plan::DeleteAsset(nums) => {
+        (Step::DeleteAsset(nums), _) => {
             for num in nums {
-                state.revoke_asset(num);
+                state.revoke_asset(&num);
             }
         }
-        Plan::DeleteProduct(targets) => {
+        (Step::DeleteProduct(targets), _) => {
             for (num, matches) in targets {
-                if let Some(asset) = state.assets.get_mut(num) {
+                if let Some(asset) = state.assets.get_mut(&num) {
                     let keep = |p: &ProductRecord| !matches.iter().any(|m| m.hits(p));
                     asset.products.retain(keep);
                     for package in &mut asset.merchandises {
@@ -52,22 +66,17 @@ pub(super) fn apply(
                 }
             }
         }
+        (Step::NewBuy, _) => unreachable!("a sale's step is made from a new_buy order"),
     }
-    o::BatchOrderResultItem {
-        sequence: order.sequence(),
-        license_order_id: order_id,
-        customer_id: order.customer_id().to_string(),
-    }
+    item
 }
 
-/// Puts an asset entry's products and packages on asset `num`, creating the asset on its
-/// first purchase.
 pub(super) fn buy(
     state: &mut State,
     order: &o::NewBuyOrder,
     origin: &std::sync::Arc<Origin>,
     num: &str,
-    entry: &o::Asset,
+    entry: o::Asset,
 ) {
     if !state.assets.contains_key(num) {
         let id = format!("A-{}", state.next_id());
@@ -101,17 +110,17 @@ pub(super) fn buy(
     }
     let products: Vec<_> = entry
         .products
-        .iter()
-        .map(|p| ProductRecord {
+        .into_iter()
+        .map(|product| ProductRecord {
             id: state.next_id(),
             origin: origin.clone(),
-            product: p.clone(),
+            product,
             merchandise: None,
         })
         .collect();
     let packages: Vec<_> = entry
         .merchandises
-        .iter()
+        .into_iter()
         .map(|m| package(state, origin, m, None))
         .collect();
     let asset = state
@@ -119,14 +128,14 @@ pub(super) fn buy(
         .get_mut(num)
         .expect("the asset exists: created above");
     asset.orders.insert(origin.order.clone());
-    for extension in &entry.asset_extend_list {
+    for extension in entry.asset_extend_list {
         match asset
             .extends
             .iter_mut()
             .find(|e| e.extend_code == extension.extend_code)
         {
-            Some(existing) => existing.extend_value.clone_from(&extension.extend_value),
-            None => asset.extends.push(extension.clone()),
+            Some(existing) => existing.extend_value = extension.extend_value,
+            None => asset.extends.push(extension),
         }
     }
     asset.limit_start = entry.limit_start_date.or(asset.limit_start);
@@ -142,23 +151,23 @@ pub(super) fn buy(
 pub(super) fn package(
     state: &mut State,
     origin: &std::sync::Arc<Origin>,
-    m: &o::Merchandise,
+    m: o::Merchandise,
     parent: Option<i64>,
 ) -> MerchandiseRecord {
     let id = state.next_id();
     let products = m
         .license_order_product_list
-        .iter()
-        .map(|p| ProductRecord {
+        .into_iter()
+        .map(|product| ProductRecord {
             id: state.next_id(),
             origin: origin.clone(),
-            product: p.clone(),
+            product,
             merchandise: Some(m.crm_product_id.clone()),
         })
         .collect();
     let children = m
         .children
-        .iter()
+        .into_iter()
         .flatten()
         .map(|c| package(state, origin, c, Some(id)))
         .collect();
@@ -166,10 +175,10 @@ pub(super) fn package(
         id,
         parent,
         origin: origin.clone(),
-        num: m.merchandise_num.clone(),
-        name: m.merchandise_name.clone(),
-        parent_num: m.parent_merchandise_num.clone(),
-        time_expression: m.time_duration_expression.clone(),
+        num: m.merchandise_num,
+        name: m.merchandise_name,
+        parent_num: m.parent_merchandise_num,
+        time_expression: m.time_duration_expression,
         products,
         children,
     }

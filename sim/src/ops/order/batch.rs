@@ -38,11 +38,83 @@ impl<'r> Match<'r> {
     }
 }
 
+/// What every order of a batch records of the batch.
+pub(super) struct Batch {
+    pub(super) channel_code: String,
+    pub(super) channel_order_id: String,
+}
+
 /// One validated order of a batch, ready to apply.
 pub(super) enum Plan<'r> {
-    NewBuy(&'r o::NewBuyOrder, Vec<(&'r str, &'r o::Asset)>),
+    /// A sale: every number of every asset entry, all of them checked.
+    NewBuy,
     DeleteAsset(Vec<&'r str>),
     DeleteProduct(Vec<(&'r str, Vec<Match<'r>>)>),
+}
+
+impl Plan<'_> {
+    /// What applying the checked order takes beyond the order itself, owned, so that the
+    /// request can be consumed: a sale's products and packages then move into the state
+    /// rather than being copied.
+    fn into_step(self) -> Step {
+        match self {
+            // A sale applies every number of every asset entry, in order: the order holds it.
+            Plan::NewBuy => Step::NewBuy,
+            Plan::DeleteAsset(nums) => {
+                Step::DeleteAsset(nums.into_iter().map(str::to_owned).collect())
+            }
+            Plan::DeleteProduct(targets) => Step::DeleteProduct(
+                targets
+                    .into_iter()
+                    .map(|(num, matches)| {
+                        let matches = matches
+                            .into_iter()
+                            .map(|m| OwnedMatch {
+                                uri: m.uri.to_owned(),
+                                strict: m.strict,
+                                start: m.start,
+                                end: m.end,
+                                concurrent: m.concurrent,
+                                src: m.src.map(str::to_owned),
+                            })
+                            .collect();
+                        (num.to_owned(), matches)
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// A [`Match`] that owns its strings.
+pub(super) struct OwnedMatch {
+    uri: String,
+    strict: bool,
+    start: Option<i64>,
+    end: Option<i64>,
+    concurrent: i32,
+    src: Option<String>,
+}
+
+impl OwnedMatch {
+    pub(super) fn hits(&self, p: &ProductRecord) -> bool {
+        Match {
+            uri: &self.uri,
+            strict: self.strict,
+            start: self.start,
+            end: self.end,
+            concurrent: self.concurrent,
+            src: self.src.as_deref(),
+        }
+        .hits(p)
+    }
+}
+
+/// One checked order of a batch, as it is applied (see [`Plan::into_step`]).
+pub(super) enum Step {
+    NewBuy,
+    DeleteAsset(Vec<String>),
+    DeleteProduct(Vec<(String, Vec<OwnedMatch>)>),
 }
 
 /// Applies a batch of orders, all or nothing: every order is checked against the state
@@ -81,21 +153,28 @@ pub(crate) fn batch_order(sim: &Db, call: &Call) -> Result<Vec<o::BatchOrderResu
     )
     .map_err(invalid)?;
     let now = sim.clock.now_ms();
-    let plans = {
+    let steps = {
         let allocator = sim.allocator();
         let mut seen = HashSet::new();
         let mut copies = 0;
         req.order_list
             .iter()
             .enumerate()
-            .map(|(i, order)| check_order(&state, &allocator, i, order, &mut seen, &mut copies))
+            .map(|(i, order)| {
+                check_order(&state, &allocator, i, order, &mut seen, &mut copies)
+                    .map(Plan::into_step)
+            })
             .collect::<Result<Vec<_>, _>>()?
+    };
+    let batch = Batch {
+        channel_code: req.channel_code,
+        channel_order_id: req.channel_order_id,
     };
     Ok(req
         .order_list
-        .iter()
-        .zip(plans)
-        .map(|(order, plan)| apply(&mut state, &req, order, plan, now))
+        .into_iter()
+        .zip(steps)
+        .map(|(order, step)| apply(&mut state, &batch, order, step, now))
         .collect())
 }
 

@@ -173,7 +173,6 @@ impl<'s, 'r> OrderCheck<'s, 'r> {
         allocator: &Allocator,
         copies: &mut usize,
     ) -> Result<Plan<'r>, Failure> {
-        let mut targets = Vec::new();
         for (j, asset) in order.assets.iter().enumerate() {
             let products = self.products_sold(j, asset)?;
             *copies += products * asset.asset_nos.len();
@@ -184,10 +183,9 @@ impl<'s, 'r> OrderCheck<'s, 'r> {
             }
             for num in &asset.asset_nos {
                 self.sellable(allocator, j, num)?;
-                targets.push((num.as_str(), asset));
             }
         }
-        Ok(Plan::NewBuy(order, targets))
+        Ok(Plan::NewBuy)
     }
 
     /// The products and packages of a `new_buy` entry; returns how many products they
