@@ -35,6 +35,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 mod peers;
+mod seed;
 
 pub struct Options {
     /// Shorter load phases (for trying the pipeline, not for publishing numbers).
@@ -53,7 +54,7 @@ pub struct Options {
 }
 
 /// The sections of a run, in its order.
-pub const SECTIONS: [&str; 8] = [
+pub const SECTIONS: [&str; 9] = [
     "overhead",
     "throughput",
     "batch",
@@ -61,6 +62,7 @@ pub const SECTIONS: [&str; 8] = [
     "reply",
     "bulk",
     "proxy",
+    "seed",
     "build",
 ];
 
@@ -180,6 +182,16 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         step("7. conformance proxy: through the proxy against the simulator direct");
         let proxied = proxy(root, &bins, options)?;
         report.proxy(&proxied);
+    }
+
+    if options.runs("seed") {
+        step("7b. seeding a large state with a state file");
+        let seeded = seed::measure(
+            &bins.sim,
+            &bins.target_dir.join("bench-seed"),
+            options.smoke,
+        )?;
+        report.seed(&seeded);
     }
 
     if options.smoke {
@@ -2324,6 +2336,82 @@ impl Report {
              proxy or forwarder, the simulator and the load generator share the machine's cores.",
             r["rounds"], r["seconds"]
         ));
+    }
+
+    fn seed(&mut self, s: &Value) {
+        let spread = |xs: &[f64], unit: &dyn Fn(f64) -> String| {
+            let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            format!(
+                "{} ({}–{} over {} runs)",
+                unit(median(xs.to_vec())),
+                unit(lo),
+                unit(hi),
+                xs.len()
+            )
+        };
+        let secs = |x: f64| format!("{x:.2} s");
+        let mb = |x: f64| format!("{:.0} MB", x / 1_048_576.0);
+        for (name, label) in [
+            (
+                "assets",
+                "assets (50 enterprises × 1,000, one product each)",
+            ),
+            ("employees", "employees (50 enterprises × 2,000)"),
+        ] {
+            let r = &s[name];
+            let count = if name == "assets" {
+                f(&r["assets"])
+            } else {
+                f(&r["employees"])
+            };
+            let what = format!("seed of {} {label}, with a state file", thousands(count));
+            let seconds: Vec<f64> = r["seconds"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(f)
+                .collect();
+            let peaks: Vec<f64> = r["peak_bytes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(f)
+                .collect();
+            let t = median(seconds.clone());
+            let target = self.target(&format!("{what}, time to listening"), "≤ 2 s", t <= 2.0);
+            self.row(
+                format!("{what}, time to listening"),
+                format!("{} seed", kib(f(&r["seed_bytes"]))),
+                spread(&seconds, &secs),
+                "—".into(),
+                target,
+                "cargo xtask bench --only seed",
+            );
+            let p = median(peaks.clone());
+            let target = self.target(
+                &format!("{what}, peak resident memory"),
+                "≤ 150 MB",
+                p <= 150.0 * 1_048_576.0,
+            );
+            self.row(
+                format!("{what}, peak resident memory"),
+                format!("{} seed", kib(f(&r["seed_bytes"]))),
+                spread(&peaks, &mb),
+                "—".into(),
+                target,
+                "cargo xtask bench --only seed",
+            );
+        }
+        self.notes.push(
+            "Seeds: `licensing-sim --seed FILE --state-file STATE` (release build, its default settings, the seed \
+             bounds raised by `--max-seed-records`, `--max-seed-bytes` and `--trial-member-limit`), a fresh state \
+             file each run: the time is from the process's start to its `listening on` line (the seed is created \
+             through the services' own operations, each logged and synced, and the log compacted into the state \
+             file), the peak its resident set's high-water mark (`VmHWM`) read just before it is stopped. The \
+             employee seed is held to the asset seed's bounds. Medians of 3 runs, with their range."
+                .into(),
+        );
     }
 
     fn reply(&mut self, r: &Value) {

@@ -93,7 +93,7 @@ enum Command {
         #[arg(long, conflicts_with = "smoke")]
         partner_build: bool,
         /// Only these sections (comma-separated: overhead, throughput, batch, paging,
-        /// reply, bulk, proxy, build), to work on one; the report goes to the terminal and
+        /// reply, bulk, proxy, seed, build), to work on one; the report goes to the terminal and
         /// `target/bench-only.md`, never to BENCHMARKS.md.
         #[arg(long, value_delimiter = ',', value_parser = bench::SECTIONS)]
         only: Vec<String>,
