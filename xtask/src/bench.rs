@@ -201,7 +201,8 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         );
         return Ok(());
     }
-    if let Some(batch) = &batch {
+    // The chart is part of the record: written with BENCHMARKS.md only.
+    if let Some(batch) = batch.as_ref().filter(|_| options.only.is_empty()) {
         chart(root, batch)?;
     }
 
