@@ -249,7 +249,7 @@ impl<'s, 'r> OrderCheck<'s, 'r> {
         let mut targets = Vec::new();
         for num in order.assets.iter().flat_map(|a| &a.asset_nos) {
             let asset = self.owned(num)?;
-            if let Some(src) = src.filter(|src| !asset.orders.contains(*src)) {
+            if let Some(src) = src.filter(|src| !asset.orders.contains(src)) {
                 return Err(invalid(format!(
                     "{}: asset {num} was not sold by license order {src}",
                     self.at("assets")
