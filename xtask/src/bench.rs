@@ -553,21 +553,29 @@ impl Server {
         }
         let bin = PrismInstall::bin(&bins.target_dir);
         let port = free_port()?;
-        let mut child = Command::new(bin)
-            .args([
-                "mock",
-                "spec/order.yaml",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                &port.to_string(),
-            ])
-            .current_dir(root)
+        let mut cmd = Command::new(bin);
+        cmd.args([
+            "mock",
+            "spec/order.yaml",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+        ])
+        .current_dir(root);
+        Self::quiet(cmd, port, "prism")
+    }
+
+    /// A peer server started by `cmd` on `port` of 127.0.0.1, its output discarded, once
+    /// it accepts connections.
+    fn quiet(mut cmd: Command, port: u16, what: &str) -> Result<Self> {
+        let mut child = cmd
+            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .context("starting prism")?;
-        wait_for_port(port, &mut child, "prism")?;
+            .with_context(|| format!("starting {what}"))?;
+        wait_for_port(port, &mut child, what)?;
         Ok(Self {
             child,
             url: format!("http://127.0.0.1:{port}"),

@@ -16,7 +16,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use licensing_spec::openapiv3::{MediaType, OpenAPI, ReferenceOr, StatusCode};
 use serde_json::{Value, json};
 
-use super::{APP_TOKEN, Server, free_port, wait_for_port};
+use super::{APP_TOKEN, Server, free_port};
 use crate::spec::Spec;
 
 /// The npm package `wiremock`: WireMock's standalone jar, run with Java.
@@ -504,24 +504,15 @@ fn wiremock(target_dir: &Path, stubs: &[Stub]) -> Result<Server> {
     let root_dir = write_wiremock(target_dir, stubs)?;
     let jar = wiremock_jar(target_dir)?;
     let port = free_port()?;
-    let mut child = Command::new("java")
-        .arg("-jar")
+    let mut cmd = Command::new("java");
+    cmd.arg("-jar")
         .arg(&jar)
         .args(["--port", &port.to_string(), "--bind-address", "127.0.0.1"])
         .arg("--root-dir")
         .arg(&root_dir)
         .args(["--disable-banner", "--no-request-journal"])
-        .arg("--disable-request-logging")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .context("starting WireMock (java -jar)")?;
-    wait_for_port(port, &mut child, "WireMock")?;
-    Ok(Server {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-    })
+        .arg("--disable-request-logging");
+    Server::quiet(cmd, port, "WireMock (java -jar)")
 }
 
 /// `mockoon-cli start`, its defaults except the log file (each transaction is still
@@ -530,23 +521,14 @@ fn mockoon(target_dir: &Path, stubs: &[Stub]) -> Result<Server> {
     let port = free_port()?;
     let data = write_mockoon(target_dir, stubs, port)?;
     let script = PeersInstall::package(target_dir, "@mockoon/cli").join("bin/run.js");
-    let mut child = Command::new("node")
-        .arg(&script)
+    let mut cmd = Command::new("node");
+    cmd.arg(&script)
         .arg("start")
         .arg("--data")
         .arg(&data)
         .args(["--port", &port.to_string(), "--hostname", "127.0.0.1"])
-        .arg("--disable-log-to-file")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .context("starting Mockoon (mockoon-cli start)")?;
-    wait_for_port(port, &mut child, "Mockoon")?;
-    Ok(Server {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-    })
+        .arg("--disable-log-to-file");
+    Server::quiet(cmd, port, "Mockoon (mockoon-cli start)")
 }
 
 /// `peer` answers the probe, sent as the load sends it, with the stub's status, content
