@@ -451,7 +451,7 @@ impl SimulatorBuilder {
 
     /// Loads the state file, if any, then binds the address and starts serving on the
     /// current Tokio runtime.
-    pub async fn start(self) -> io::Result<Simulator> {
+    pub async fn start(mut self) -> io::Result<Simulator> {
         let Config {
             credentials,
             admin_token,
@@ -487,8 +487,8 @@ impl SimulatorBuilder {
         });
         // A state file that already holds records was seeded before (or has better).
         let fresh = db.counts().0 == 0;
-        if let Some(seed) = self.seed.as_ref().filter(|_| fresh) {
-            sandbox::seed::load(&db, seed, &self.sandbox_limits).map_err(|e| {
+        if let Some(seed) = self.seed.take().filter(|_| fresh) {
+            sandbox::seed::load_quietly(&db, seed, &self.sandbox_limits).map_err(|e| {
                 io::Error::new(io::ErrorKind::InvalidData, format!("the seed: {e}"))
             })?;
         }

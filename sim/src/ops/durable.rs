@@ -27,8 +27,8 @@ use crate::{
         Allocator, Region, State,
         clock::{Setting, Time},
         document::{
-            DocumentRef, ImportError, VERSION, read_document, read_snapshot, snapshot_bytes,
-            snapshot_seq,
+            DocumentRef, ImportError, VERSION, read_document, read_snapshot, snapshot_seq,
+            write_snapshot,
         },
     },
     store::{self, Log, StateFileError, Store, WriteFaults},
@@ -244,10 +244,9 @@ impl Db {
         if let Some(region) = options.region {
             loaded.allocator.set_region(region);
         }
-        let snapshot = snapshot_bytes(seq, loaded.clock, &loaded.allocator, &loaded.state);
         let log = Log::start(
             opened,
-            &snapshot,
+            |out| write_snapshot(out, seq, loaded.clock, &loaded.allocator, &loaded.state),
             seq,
             settings_json(&config),
             options.log_limit,
@@ -374,12 +373,13 @@ impl Db {
     /// Writes the current state as the snapshot and starts an empty log.
     fn compact(&self, log: &mut Log) -> io::Result<()> {
         let seq = log.seq();
-        let bytes = {
-            let state = self.state();
-            let allocator = self.allocator();
-            snapshot_bytes(seq, self.clock.setting(), &allocator, &state)
-        };
-        log.write_snapshot(&bytes, seq)
+        let state = self.state();
+        let allocator = self.allocator();
+        let clock = self.clock.setting();
+        log.write_snapshot(
+            |out| write_snapshot(out, seq, clock, &allocator, &state),
+            seq,
+        )
     }
 
     /// Records one change that is not a call, then applies it; when it cannot be
@@ -492,8 +492,10 @@ impl Db {
         let mut guard = self.store.write();
         if let Some(log) = guard.as_mut() {
             let seq = log.next_seq();
-            let bytes = snapshot_bytes(seq, loaded.clock, &loaded.allocator, &loaded.state);
-            log.write_snapshot(&bytes, seq)?;
+            log.write_snapshot(
+                |out| write_snapshot(out, seq, loaded.clock, &loaded.allocator, &loaded.state),
+                seq,
+            )?;
         }
         let mut state = self.state_mut();
         let mut allocator = self.allocator();

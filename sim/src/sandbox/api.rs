@@ -154,7 +154,7 @@ fn load_seed(s: &Sandbox, req: AdminRequest) -> Result<Response, AdminError> {
     let body = body(&req)?;
     s.limits.seed_bytes(body.len())?;
     let seed: a::Seed = parse(body)?;
-    ok(&seed::load(&s.db, &seed, &s.limits)?)
+    ok(&seed::load(&s.db, seed, &s.limits)?)
 }
 
 fn builtin(name: &str) -> Result<a::Seed, AdminError> {
@@ -171,7 +171,7 @@ fn get_builtin(_: &Sandbox, req: AdminRequest) -> Result<Response, AdminError> {
 
 fn load_builtin(s: &Sandbox, req: AdminRequest) -> Result<Response, AdminError> {
     let seed = builtin(param(&req.params, "name"))?;
-    ok(&seed::load(&s.db, &seed, &s.limits)?)
+    ok(&seed::load(&s.db, seed, &s.limits)?)
 }
 
 fn io_failure(e: std::io::Error) -> AdminError {

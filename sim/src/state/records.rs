@@ -217,6 +217,10 @@ impl SortedSet {
         match self.0.binary_search(&value) {
             Ok(_) => false,
             Err(at) => {
+                // Most assets get one order: room for one, not the four a first push makes.
+                if self.0.capacity() == 0 {
+                    self.0.reserve_exact(1);
+                }
                 self.0.insert(at, value);
                 true
             }
@@ -356,5 +360,18 @@ mod tests {
             set.iter().cloned().collect::<Vec<_>>(),
             as_btree.into_iter().collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn a_first_order_takes_room_for_one() {
+        let mut set = SortedSet::default();
+        set.insert("LO-2".into());
+        assert_eq!(
+            set.0.capacity(),
+            1,
+            "an asset with one order holds one slot"
+        );
+        set.insert("LO-1".into());
+        assert_eq!(set.iter().collect::<Vec<_>>(), ["LO-1", "LO-2"]);
     }
 }

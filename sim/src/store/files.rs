@@ -3,7 +3,7 @@
 
 use std::{
     fs::{self, File, OpenOptions},
-    io::{self, Write as _},
+    io::{self, BufWriter, Write},
     path::{Path, PathBuf},
 };
 
@@ -42,13 +42,49 @@ pub(crate) fn sync_dir(path: &Path) -> io::Result<()> {
 
 /// Writes `bytes` to `path` whole or not at all: aside, synced, renamed over it.
 pub(crate) fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<File> {
+    replace_file_with(path, |out| out.write_all(bytes)).map(|(file, _)| file)
+}
+
+/// As [`replace_file`], with the contents written by `write` through a buffer, so that a
+/// snapshot of the whole state never has to be held in memory; returns the file and its
+/// length.
+pub(crate) fn replace_file_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<(File, u64)> {
     let tmp = sibling(path, ".tmp");
-    let mut file = create_private(&tmp)?;
-    file.write_all(bytes)?;
+    let mut out = Counted {
+        inner: BufWriter::with_capacity(64 * 1024, create_private(&tmp)?),
+        written: 0,
+    };
+    write(&mut out)?;
+    let written = out.written;
+    let file = out
+        .inner
+        .into_inner()
+        .map_err(io::IntoInnerError::into_error)?;
     file.sync_all()?;
     fs::rename(&tmp, path)?;
     sync_dir(path)?;
-    Ok(file)
+    Ok((file, written))
+}
+
+/// A writer that counts what it is given.
+struct Counted<W> {
+    inner: W,
+    written: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Holds `PATH.lock` for as long as the simulator runs, so that two simulators never

@@ -27,7 +27,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use files::{lock, replace_file, sibling};
+use files::{lock, replace_file, replace_file_with, sibling};
 use frame::{Records, frame, records};
 
 /// What the log's first record says of itself.
@@ -350,7 +350,7 @@ impl Log {
     /// an empty log after it: what every start does once the state is loaded.
     pub fn start(
         opened: Opened,
-        snapshot: &[u8],
+        snapshot: impl FnOnce(&mut dyn io::Write) -> io::Result<()>,
         seq: u64,
         settings: Value,
         limit: u64,
@@ -362,7 +362,7 @@ impl Log {
             lock,
             ..
         } = opened;
-        replace_file(&path, snapshot)
+        let (_, snapshot_size) = replace_file_with(&path, snapshot)
             .map_err(|e| StateFileError::new(&path, format!("cannot be written: {e}")))?;
         let header = Header {
             format: LOG_FORMAT.to_string(),
@@ -380,7 +380,7 @@ impl Log {
             log_path,
             file,
             size: record.len() as u64,
-            snapshot_size: snapshot.len() as u64,
+            snapshot_size,
             seq,
             limit,
             header,
@@ -441,13 +441,18 @@ impl Log {
         self.size > self.limit.max(self.snapshot_size)
     }
 
-    /// Replaces the snapshot by `bytes`, which hold every change up to `seq` (the moment
-    /// the rename lands, they are the durable state), then starts an empty log after it.
+    /// Replaces the snapshot by what `write` writes, which holds every change up to `seq`
+    /// (the moment the rename lands, it is the durable state), then starts an empty log
+    /// after it.
     /// Until the new log lands the old one stays valid: its records are all in the
     /// snapshot, which loading skips.
-    pub fn write_snapshot(&mut self, bytes: &[u8], seq: u64) -> io::Result<()> {
-        replace_file(&self.path, bytes)?;
-        self.snapshot_size = bytes.len() as u64;
+    pub fn write_snapshot(
+        &mut self,
+        write: impl FnOnce(&mut dyn io::Write) -> io::Result<()>,
+        seq: u64,
+    ) -> io::Result<()> {
+        let (_, size) = replace_file_with(&self.path, write)?;
+        self.snapshot_size = size;
         self.seq = seq;
         self.header.after = seq;
         let record = self.header.bytes()?;
@@ -507,7 +512,7 @@ mod tests {
         let opened = open(path, false, |_| Some(0)).unwrap();
         Log::start(
             opened,
-            b"{}",
+            |out: &mut dyn io::Write| out.write_all(b"{}"),
             0,
             Value::Null,
             u64::MAX,
