@@ -107,8 +107,11 @@ fn run(sim: &Db, seed: Seed, limits: &Limits, report: bool) -> Result<SeedResult
     }
     check(&seed)?;
     let before = sim.export_state();
+    let assets = seed.enterprises.iter().map(|e| e.assets.len()).sum();
+    // Each asset is sold by an order of its own.
     sim.state_mut().reserve(
-        seed.enterprises.iter().map(|e| e.assets.len()).sum(),
+        assets,
+        assets,
         seed.enterprises.iter().map(|e| e.members.len()).sum(),
     );
     match apply(sim, seed, report) {

