@@ -239,6 +239,11 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
             .and_then(|old| crate::partner_build::existing_section(&old).map(|s| format!("{s}\n")))
     };
     let mut text = report.render(started.elapsed());
+    // What the targets still missed leave, by profile: written by hand where the profiles
+    // are taken (`benches/profiles/missed.md`), and kept with the figures it explains.
+    if let Ok(missed) = std::fs::read_to_string(root.join("benches/profiles/missed.md")) {
+        text = format!("{}\n\n{}\n", text.trim_end(), missed.trim_end());
+    }
     if let Some(section) = partner {
         text = crate::partner_build::replace_section(&text, &section);
     }
@@ -1744,7 +1749,7 @@ impl Report {
                 "cargo xtask bench",
             );
             let name = format!("simulator throughput, {what}, vs bare hyper");
-            let target = self.target(&name, "≥ 85%", vs_bare >= 0.85);
+            let target = self.target(&name, "≥ 90%", vs_bare >= 0.9);
             self.row(
                 name,
                 format!(
@@ -1911,19 +1916,28 @@ impl Report {
             let n = f(&r["orders"]);
             let s = &r["sim"];
             let (bare, sim) = (f(&s["bare_us"]), f(&s["sim_us"]));
-            let ours = match refused(r) {
-                Some(why) => format!("refused: {why}"),
-                None => format!("{} ({:.2} µs/order)", ms(sim), sim / n),
+            let name = format!(
+                "batchOrder simulator side, {} orders (request sent to reply received)",
+                thousands(n)
+            );
+            let (ours, target) = match refused(r) {
+                Some(why) => (format!("refused: {why}"), "— (refused)".to_string()),
+                // Ten orders is a round trip of a third of a millisecond: no target there.
+                None if n < 1000.0 => (
+                    format!("{} ({:.2} µs/order)", ms(sim), sim / n),
+                    "— (where the round trip's time goes)".to_string(),
+                ),
+                None => (
+                    format!("{} ({:.2} µs/order)", ms(sim), sim / n),
+                    self.target(&name, "≤ 1.2×", sim / bare <= 1.2),
+                ),
             };
             self.row(
-                format!(
-                    "batchOrder simulator side, {} orders (request sent to reply received)",
-                    thousands(n)
-                ),
+                name,
                 format!("{} ({:.2} µs/order, bare handler)", ms(bare), bare / n),
                 ours,
                 times(sim / bare),
-                "— (where the round trip's time goes)".into(),
+                target,
                 "cargo xtask bench",
             );
         }
@@ -2120,6 +2134,7 @@ impl Report {
         );
         let _ = writeln!(s, "|---|---|---|---|---|");
         let mut refused = Vec::new();
+        let mut oha_rows = Vec::new();
         for (label, endpoint) in [
             ("read", "read `enterprise/user/query`"),
             ("write", "write `shellnums`"),
@@ -2149,6 +2164,17 @@ impl Report {
                         oha["non_200"], oha["requests"]
                     ));
                 }
+            }
+            // The simulator against bare hyper by oha carries the same target as by
+            // `bench-load`, in the main table.
+            let (sim, bare) = (
+                &t[format!("oha/licensing-sim/{label}")],
+                &t[format!("oha/bare hyper/{label}")],
+            );
+            if !bare.is_null() {
+                let name = format!("simulator throughput, {endpoint}, vs bare hyper, by oha");
+                let target = self.target(&name, "≥ 90%", f(&bare["sim_ratio"]) >= 0.9);
+                oha_rows.push((name, figures(bare), figures(sim), ratio(bare, true), target));
             }
             for (name, shown, percent) in [
                 ("bare hyper", "licensing-sim / bare hyper", true),
@@ -2186,14 +2212,23 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "\nThe targets above stay on the project's generator, `bench-load`, for what oha does not do: it loads \
-             the simulator and the bare server in alternating {SLICE_MS} ms slices from one process, so the two \
-             rates in a ratio are measured in the same second of a shared machine; oha measures one server per \
-             run, seconds apart from the other's. Whether that makes its ratios steadier is for the ranges \
-             above to show: where oha's are as narrow, its figures serve as well. Each server's req/s and \
-             latencies are measured by both."
+            "\nThe simulator's target against bare hyper (≥ 90%) holds for both generators: the main table has \
+             a row by each. They differ in one way: `bench-load` loads the simulator and the bare server in \
+             alternating {SLICE_MS} ms slices from one process, so the two rates in a ratio are measured in the \
+             same second of a shared machine; oha measures one server per run, seconds apart from the other's. \
+             Each server's req/s and latencies are measured by both."
         );
         self.sections.push(s);
+        for (name, bare, sim, ratio, target) in oha_rows {
+            self.row(
+                name,
+                format!("{bare} (bare hyper)"),
+                sim,
+                ratio,
+                target,
+                "cargo xtask bench",
+            );
+        }
     }
 
     fn bulk(&mut self, b: &Value) {
@@ -2290,17 +2325,16 @@ impl Report {
                     f(&w["p99_us"]) / 1000.0
                 )
             };
-            let ratio = f(&r["proxy_vs_direct"]["median"]);
             let name = format!(
                 "conformance proxy throughput, {what}, through `licensing-proxy` vs the simulator direct"
             );
-            let target = self.target(&name, "≥ 0.5×", ratio >= 0.5);
             self.row(
                 name,
                 format!("{} (direct)", rate(direct)),
                 rate(proxy),
                 range(&r["proxy_vs_direct"]),
-                target,
+                "— (reported: the 0.5× target is retired, the forwarder itself reaches about that)"
+                    .into(),
                 "cargo xtask bench",
             );
             self.row(
@@ -2313,12 +2347,20 @@ impl Report {
                 "— (what any proxy here can reach)".into(),
                 "cargo xtask bench",
             );
+            let name = format!(
+                "conformance proxy throughput, {what}, `licensing-proxy` vs the bare TCP forwarder"
+            );
+            let target = self.target(
+                &name,
+                "≥ 0.85×",
+                f(&r["proxy_vs_forwarder"]["median"]) >= 0.85,
+            );
             self.row(
-                format!("conformance proxy throughput, {what}, `licensing-proxy` vs the bare TCP forwarder"),
+                name,
                 format!("{} (forwarder)", rate(forwarder)),
                 rate(proxy),
                 range(&r["proxy_vs_forwarder"]),
-                "— (the proxy's own cost)".into(),
+                target,
                 "cargo xtask bench",
             );
             self.row(
