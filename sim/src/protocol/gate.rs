@@ -1,6 +1,6 @@
 //! The checks every operation shares, then the operation, then its reply.
 
-use std::{collections::HashMap, time::Instant};
+use std::{collections::HashMap, sync::Arc, time::Instant};
 
 use axum::{
     body::{Body, Bytes},
@@ -15,6 +15,15 @@ use super::{
     nonce,
 };
 use crate::ops::{self, Call, Failure, InvalidPath, Query, malformed};
+
+/// A request body at least this large is run on the runtime's blocking threads, not on the
+/// worker that read it: a 1,000-order batch takes milliseconds of CPU (a 50,000-order one
+/// over a second) that would hold up every other connection on that worker. It also keeps
+/// the allocations of one batch after another on the same thread, mostly, so that memory
+/// one batch frees is what the next one takes (on two workers, each batch on whichever
+/// last read from the socket, a 1,000-order batch spent a quarter of its time in the
+/// kernel zeroing fresh pages).
+const OFFLOAD_BYTES: usize = 256 * 1024;
 
 /// Every request to an operation passes here: the checks every operation shares
 /// (latency, credentials, `Content-Type`, `g_nonce`, then the hooks: injected faults and
@@ -197,25 +206,40 @@ async fn checks(
     if let Err(failure) = nonce::check_nonce(&gate.nonces, op, &query) {
         return (fail(failure), None, None);
     }
+    let offload = body.as_ref().is_ok_and(|b| b.len() >= OFFLOAD_BYTES);
     let call = Call::received(
         path,
         query,
         parts.headers.get(header::CONTENT_TYPE).cloned(),
         body,
     );
-    let run = || Answer::from((entry.run)(&gate.db, &call));
-    let Some(intercept) = gate.hooks.intercept(op, &call) else {
-        return (run(), None, None);
-    };
-    match intercept {
-        Intercept::Fail { rule, code, cause } => (fail(Failure::new(code, cause)), rule, None),
-        Intercept::Status { rule, status } => (Answer::status(status), Some(rule), None),
-        Intercept::Delay { rule, wait } => {
-            tokio::time::sleep(wait).await;
-            (run(), Some(rule), None)
+    let (rule, effect) = match gate.hooks.intercept(op, &call) {
+        None => (None, None),
+        Some(Intercept::Fail { rule, code, cause }) => {
+            return (fail(Failure::new(code, cause)), rule, None);
         }
-        Intercept::Effect { rule, effect } => (run(), Some(rule), Some(effect)),
+        Some(Intercept::Status { rule, status }) => {
+            return (Answer::status(status), Some(rule), None);
+        }
+        Some(Intercept::Delay { rule, wait }) => {
+            tokio::time::sleep(wait).await;
+            (Some(rule), None)
+        }
+        Some(Intercept::Effect { rule, effect }) => (Some(rule), Some(effect)),
+    };
+    if !offload {
+        return (Answer::from((entry.run)(&gate.db, &call)), rule, effect);
     }
+    let db = Arc::clone(&gate.db);
+    let run = entry.run;
+    let answer = match tokio::task::spawn_blocking(move || run(&db, &call)).await {
+        Ok(encoded) => Answer::from(encoded),
+        // A handler's panic goes on as it would have on the worker.
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        // The runtime is shutting down.
+        Err(_) => Answer::status(StatusCode::SERVICE_UNAVAILABLE),
+    };
+    (answer, rule, effect)
 }
 
 /// Does `effect` to a reply.

@@ -335,6 +335,66 @@ async fn async_batches_are_applied_before_the_reply() {
     assert_eq!(assets.len(), 1);
 }
 
+/// A body this large is run off the worker that read it (`OFFLOAD_BYTES` in the
+/// simulator's gate): the batch is applied, or refused, all the same.
+#[tokio::test]
+async fn a_batch_too_large_for_the_worker_is_applied_or_refused_whole() {
+    const OFFLOADED: usize = 256 * 1024;
+    let env = start().await;
+    let ent = env.enterprise("Acme").await;
+    let nums = env.allocate(600).await;
+    let orders = |nums: &[String]| -> Vec<serde_json::Value> {
+        nums.iter()
+            .enumerate()
+            .map(|(i, num)| {
+                let mut order = new_buy(
+                    &ent,
+                    "normal_recover_usbkey",
+                    json!([{ "assetNos": [num], "products": [product("base", 1)] }]),
+                );
+                order["sequence"] = json!(i + 1);
+                order
+            })
+            .collect()
+    };
+    // One order in the middle names an asset number never handed out: nothing applies.
+    let mut refused = orders(&nums[..300]);
+    refused[150]["assets"][0]["assetNos"] = json!(["8999999999"]);
+    let refused = batch(refused);
+    assert!(serde_json::to_vec(&refused).unwrap().len() >= OFFLOADED);
+    assert_eq!(
+        code_of(env.order.batch_order().app_key("app").body(refused).await),
+        ErrorCode::ParameterValidationFailed
+    );
+    let listed = || async {
+        env.member
+            .list_asset_nums()
+            .enterprise_global_id(&ent.global_id)
+            .await
+            .unwrap()
+            .len()
+    };
+    assert_eq!(listed().await, 0, "a refused batch leaves nothing behind");
+
+    let whole = batch(orders(&nums));
+    assert!(serde_json::to_vec(&whole).unwrap().len() >= OFFLOADED);
+    let result = env
+        .order
+        .batch_order()
+        .app_key("app")
+        .body(whole)
+        .await
+        .unwrap();
+    assert_eq!(result.len(), 600);
+    assert!(
+        result
+            .iter()
+            .enumerate()
+            .all(|(i, r)| r.sequence as usize == i + 1)
+    );
+    assert_eq!(listed().await, 600);
+}
+
 #[tokio::test]
 async fn virtual_assets_are_the_cloud_licenses_filtered_by_extend_code() {
     let env = start().await;
