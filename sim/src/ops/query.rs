@@ -20,8 +20,9 @@ fn push_decoded(out: &mut String, raw: &str) {
 #[derive(Debug, Default)]
 pub(crate) struct Query {
     text: String,
-    /// Where each name and value is in `text`: (start, name's end, value's end).
-    pairs: Vec<(usize, usize, usize)>,
+    /// Where each name and value is in `text`: (name's start, name's end, value's start,
+    /// value's end).
+    pairs: Vec<(usize, usize, usize, usize)>,
 }
 
 impl Query {
@@ -30,6 +31,10 @@ impl Query {
         let Some(query) = query.filter(|q| !q.is_empty()) else {
             return Self::default();
         };
+        let bytes = query.as_bytes();
+        if memchr::memchr2(b'%', b'+', bytes).is_none() {
+            return Self::parse_plain(query);
+        }
         // Decoding never lengthens a parameter (`%XX` becomes at most U+FFFD's 3 bytes).
         let mut parsed = Self {
             text: String::with_capacity(query.len()),
@@ -38,7 +43,6 @@ impl Query {
         // As `form_urlencoded::parse` splits: on `&`, skipping empty pieces, then at the
         // first `=`. One pass over the bytes; most names and values need no decoding and
         // are copied as they are.
-        let bytes = query.as_bytes();
         let (mut start, mut eq, mut plain) = (0, None, true);
         for i in 0..=bytes.len() {
             match bytes.get(i) {
@@ -58,6 +62,27 @@ impl Query {
         parsed
     }
 
+    /// A query with nothing to decode (nearly every one): kept as it is, its pieces found
+    /// at memory speed. Walking it byte by byte cost 2,300 instructions on a read's four
+    /// parameters (callgrind).
+    fn parse_plain(query: &str) -> Self {
+        let bytes = query.as_bytes();
+        let mut pairs = Vec::with_capacity(4);
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'&', bytes).chain([bytes.len()]) {
+            if end > start {
+                let name_end =
+                    memchr::memchr(b'=', &bytes[start..end]).map_or(end, |at| start + at);
+                pairs.push((start, name_end, (name_end + 1).min(end), end));
+            }
+            start = end + 1;
+        }
+        Self {
+            text: query.to_owned(),
+            pairs,
+        }
+    }
+
     /// Appends one parameter as it appears in a query string (`plain`: nothing in it
     /// needs decoding).
     fn push_raw(&mut self, name: &str, value: &str, plain: bool) {
@@ -68,7 +93,8 @@ impl Query {
         push_decoded(&mut self.text, name);
         let name_end = self.text.len();
         push_decoded(&mut self.text, value);
-        self.pairs.push((start, name_end, self.text.len()));
+        self.pairs
+            .push((start, name_end, name_end, self.text.len()));
     }
 
     /// Parameters given as they are (already decoded).
@@ -86,14 +112,15 @@ impl Query {
         self.text.push_str(name);
         let name_end = self.text.len();
         self.text.push_str(value);
-        self.pairs.push((start, name_end, self.text.len()));
+        self.pairs
+            .push((start, name_end, name_end, self.text.len()));
     }
 
     /// The parameters, in order.
     pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
         self.pairs
             .iter()
-            .map(|&(start, name, end)| (&self.text[start..name], &self.text[name..end]))
+            .map(|&(start, name, value, end)| (&self.text[start..name], &self.text[value..end]))
     }
 
     /// The first value of `name`.
@@ -115,6 +142,10 @@ mod tests {
             "g_nonce=abc-1&appKey=%E4%BD%A0%E5%A5%BD&bad=%E4%BD&pct=%&pct2=%4",
             "&&&",
             "x=%zz&y=a%20b%2",
+            "k=v=w&y&=x&&z=&g_nonce=abc",
+            "&a&",
+            "=",
+            "==&b=",
         ] {
             let expected: Vec<(String, String)> = form_urlencoded::parse(raw.as_bytes())
                 .into_owned()

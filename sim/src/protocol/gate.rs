@@ -81,7 +81,7 @@ fn redacted_target(parts: &Parts) -> Box<str> {
         return path.into();
     };
     let secret = |pair: &str| {
-        let name = pair.split('=').next().unwrap_or("");
+        let name = memchr::memchr(b'=', pair.as_bytes()).map_or(pair, |at| &pair[..at]);
         // Names are rarely encoded: decoded only when they are.
         if name.contains('%') {
             ops::is_secret(&percent_encoding::percent_decode_str(name).decode_utf8_lossy())
@@ -89,7 +89,16 @@ fn redacted_target(parts: &Parts) -> Box<str> {
             ops::is_secret(name)
         }
     };
-    if !query.split('&').any(secret) {
+    // Split at memory speed: `str::split` cost 500 instructions a parameter (callgrind).
+    let mut start = 0;
+    let mut pairs = memchr::memchr_iter(b'&', query.as_bytes())
+        .chain([query.len()])
+        .map(|end| {
+            let pair = &query[start..end];
+            start = end + 1;
+            pair
+        });
+    if !pairs.any(secret) {
         return parts
             .uri
             .path_and_query()
