@@ -13,6 +13,7 @@ pub(crate) mod member;
 pub(crate) mod order;
 mod query;
 mod reply;
+mod secret;
 
 use std::{
     ops::RangeInclusive,
@@ -22,10 +23,11 @@ use std::{
 use licensing_sdk::operations::Operation;
 
 pub(crate) use call::{Call, locate};
-pub(crate) use durable::{Loaded, OpenOptions, is_secret};
+pub(crate) use durable::{Loaded, OpenOptions};
 pub(crate) use failure::{Failure, InvalidPath, Service, malformed};
 pub(crate) use query::Query;
 pub(crate) use reply::{Encoded, encode};
+pub(crate) use secret::is_secret;
 
 use crate::{
     state::{Allocator, State, clock::Time},
