@@ -239,9 +239,26 @@ async fn checks(
     if !offload {
         return (Answer::from((entry.run)(&gate.db, &call)), rule, effect);
     }
+    // As many at once as the machine has cores, as on the workers: a flood of large
+    // bodies waits here, instead of decoding hundreds of batches into memory at once on
+    // the blocking pool's threads. The turn goes with the task, which runs to its end
+    // even when the client has gone.
+    static RUNNING: std::sync::LazyLock<Arc<tokio::sync::Semaphore>> =
+        std::sync::LazyLock::new(|| {
+            let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+            Arc::new(tokio::sync::Semaphore::new(cores))
+        });
+    let Ok(turn) = Arc::clone(&RUNNING).acquire_owned().await else {
+        unreachable!("the semaphore is never closed")
+    };
     let db = Arc::clone(&gate.db);
     let run = entry.run;
-    let answer = match tokio::task::spawn_blocking(move || run(&db, &call)).await {
+    let running = tokio::task::spawn_blocking(move || {
+        let _turn = turn;
+        run(&db, &call)
+    })
+    .await;
+    let answer = match running {
         Ok(encoded) => Answer::from(encoded),
         // A handler's panic goes on as it would have on the worker.
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
