@@ -432,3 +432,81 @@ async fn content_type_is_required_on_every_order_service_operation() {
         "a refused request changed the state"
     );
 }
+
+/// A refused product or package is named by its place in the batch, however deep it
+/// nests, and the batch changes nothing.
+#[tokio::test]
+async fn a_refused_product_is_named_by_its_place_however_deep() {
+    let env = start().await;
+    let ent = env.enterprise("Acme").await;
+    let nums = env.allocate(2).await;
+    let package = |num: &str, children: Value, products: Value| {
+        json!({
+            "crmProductId": format!("M-{num}"), "parentCrmProductId": "A-100",
+            "merchandiseNum": num, "merchandiseName": num, "parentMerchandiseNum": "",
+            "timeDurationExpression": "1-0-0", "children": children,
+            "licenseOrderProductList": products
+        })
+    };
+    let order = |merchandises: Value| {
+        new_buy(
+            &ent,
+            "normal_recover_usbkey",
+            json!([
+                { "assetNos": [nums[0]], "products": [product("base", 1)] },
+                { "assetNos": [nums[1]], "products": [product("base", 1)], "merchandises": merchandises }
+            ]),
+        )
+    };
+    let before = env.sim.export_state();
+
+    let mut bad = product("render", 2);
+    bad["trial"] = json!(2);
+    let inner = package(
+        "PKG-2",
+        json!(null),
+        json!([product("cad", 1), bad.clone()]),
+    );
+    let top = package("PKG-1", json!([inner]), json!([product("cad", 1)]));
+    let raw = batch_raw(&env, vec![order(json!([top]))]).await;
+    assert_invalid(
+        &raw,
+        "orderList[0].assets[1].merchandises[0].children[0].licenseOrderProductList[1].trial \
+         must be 0 or 1",
+    );
+
+    // Nine levels of packages, one more than a batch may nest.
+    let mut deep = package("L9", json!(null), json!([product("cad", 1)]));
+    for level in (1..9).rev() {
+        deep = package(&format!("L{level}"), json!([deep]), json!([]));
+    }
+    let raw = batch_raw(&env, vec![order(json!([deep]))]).await;
+    let path = format!(
+        "orderList[0].assets[1].merchandises[0]{}: packages nest at most 8 levels deep",
+        ".children[0]".repeat(8)
+    );
+    assert_invalid(&raw, &path);
+
+    // A product of the top package, and one sold on its own.
+    let top = package("PKG-1", json!(null), json!([bad.clone()]));
+    let raw = batch_raw(&env, vec![order(json!([top]))]).await;
+    assert_invalid(
+        &raw,
+        "orderList[0].assets[1].merchandises[0].licenseOrderProductList[0].trial",
+    );
+    let lone = new_buy(
+        &ent,
+        "normal_recover_usbkey",
+        json!([{ "assetNos": [nums[0]], "products": [product("base", 1), bad] }]),
+    );
+    let raw = batch_raw(&env, vec![lone]).await;
+    assert_invalid(
+        &raw,
+        "orderList[0].assets[0].products[1].trial must be 0 or 1",
+    );
+    assert_eq!(
+        env.sim.export_state(),
+        before,
+        "a refused batch changed the state"
+    );
+}
