@@ -22,9 +22,10 @@
 //!
 //! Every call to the simulator meets an empty state (reset through the admin API before
 //! each; the simulator then hands out the same customer id and asset numbers, so one
-//! batch per size serves every run). Times are medians of 5 runs (3 at 50,000 orders;
-//! three times as many for the client side, which needs no simulator) after one
-//! unmeasured warm-up run; peak memory is the client's heap growth during the call,
+//! batch per size serves every run). Times are medians of 21 runs at 1,000 orders and
+//! fewer, 5 at 10,000 and 3 at 50,000 (three times as many for the client side, which
+//! needs no simulator) after one unmeasured warm-up run, each run's times recorded too
+//! for the spread; peak memory is the client's heap growth during the call,
 //! counted by a global allocator (the simulator runs in its own process,
 //! `LICENSING_SIM_URL`, started by `cargo xtask bench`). A size the simulator refuses is
 //! reported as refused, with its floors still measured and, for the client side, a reply
@@ -50,6 +51,10 @@ const SMOKE_SIZES: [usize; 1] = [10];
 /// Measured runs per size and measurement, after one unmeasured warm-up run (first-touch
 /// page faults in both processes otherwise dominate the first large batch).
 const RUNS: usize = 5;
+/// Measured runs at 1,000 orders and fewer. Such a run takes milliseconds, and one
+/// descheduling or burst of page faults moves it by half: five runs of the same build
+/// gave medians 1.2× to 1.45× the bare handler, the runs' own ratios 0.7× to 3.7×.
+const SMALL_RUNS: usize = 21;
 /// Round trips of 1,000 orders before the first and after every measured round trip of a
 /// larger batch: the 1,000-order cost its linearity is measured against.
 const FLANK_RUNS: usize = 3;
@@ -475,7 +480,8 @@ fn runs_at(mode: Mode, n: usize) -> usize {
     match mode {
         Mode::Smoke => 0,
         Mode::Bench if n > 10_000 => 3,
-        Mode::Bench => RUNS,
+        Mode::Bench if n > 1_000 => RUNS,
+        Mode::Bench => SMALL_RUNS,
     }
 }
 
@@ -688,14 +694,20 @@ async fn run(mode: Mode) -> serde_json::Value {
             "reply_bytes": reply.len(),
             "reply": if captured.is_some() { "captured" } else { "synthesized" },
             "refused": refused,
+            // Each measured run's time too (`*_runs_us`, in run order), for the spread.
             "client": {
-                "sdk_us": median(sdk_t), "floor_us": median(floor_t),
-                "sdk_peak_bytes": max(client_peaks),
+                "sdk_us": median(sdk_t.clone()), "floor_us": median(floor_t.clone()),
+                "sdk_runs_us": sdk_t, "floor_runs_us": floor_t,
+                "sdk_peak_bytes": max(client_peaks.clone()), "sdk_peak_runs_bytes": client_peaks,
             },
-            "sim": { "sim_us": median(sim_t), "bare_us": median(bare_t) },
+            "sim": {
+                "sim_us": median(sim_t.clone()), "bare_us": median(bare_t.clone()),
+                "sim_runs_us": sim_t, "bare_runs_us": bare_t,
+            },
             "round_trip": {
-                "sdk_us": median(rt_t), "floor_us": median(rt_floor),
-                "sdk_peak_bytes": max(rt_peaks),
+                "sdk_us": median(rt_t.clone()), "floor_us": median(rt_floor.clone()),
+                "sdk_runs_us": rt_t, "floor_runs_us": rt_floor,
+                "sdk_peak_bytes": max(rt_peaks.clone()), "sdk_peak_runs_bytes": rt_peaks,
             },
             "linearity": linear_at_n,
             "seconds": started.elapsed().as_secs_f64(),

@@ -180,6 +180,9 @@ async fn run(mode: Mode) -> Value {
             "page_bytes": enterprises[k].1, "seed_s": seed_s,
             "us_per_item": median(times[k].clone()),
             "peak_bytes": peaks[k].iter().copied().fold(f64::NAN, f64::max),
+            // Every stream's, in the order run: `streams_per_round` a round, for the spread.
+            "runs_us_per_item": times[k], "runs_peak_bytes": peaks[k],
+            "streams_per_round": times[k].len() / rounds.max(1),
         });
         eprintln!("{row}");
         results.push(row);

@@ -1126,13 +1126,20 @@ fn proxy(root: &Path, bins: &Binaries, options: &Options) -> Result<Value> {
                 ],
             })
         };
+        let added: Vec<f64> = single[2]
+            .iter()
+            .zip(&single[0])
+            .map(|(p, d)| f(&p["p50_us"]) - f(&d["p50_us"]))
+            .collect();
         let mut entry = json!({
             "proxy_vs_direct": ratio(2, 0),
             "forwarder_vs_direct": ratio(1, 0),
             "proxy_vs_forwarder": ratio(2, 1),
-            "added_p50_us": median(
-                single[2].iter().zip(&single[0]).map(|(p, d)| f(&p["p50_us"]) - f(&d["p50_us"])).collect()
-            ),
+            "added_p50_us": median(added.clone()),
+            "added_p50_us_range": [
+                added.iter().copied().fold(f64::INFINITY, f64::min),
+                added.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            ],
             "rounds": rounds, "seconds": seconds,
         });
         for (i, way) in WAYS.iter().enumerate() {
@@ -1484,7 +1491,9 @@ fn build_cost(
 /// the build: it read 1,002 ms where a quiet run reads under half that. This process runs
 /// the generator as a build script does, built without optimization (the dev profile here;
 /// build scripts and their dependencies in every profile).
-fn generation_ms(root: &Path) -> Result<u64> {
+/// The generator's time for both specs, in ms: the median of 5 runs, the fastest and the
+/// slowest.
+fn generation_ms(root: &Path) -> Result<[u64; 3]> {
     let texts = ["order", "member"].map(|name| {
         let file = format!("spec/{name}.yaml");
         let text = std::fs::read_to_string(root.join(&file));
@@ -1503,7 +1512,8 @@ fn generation_ms(root: &Path) -> Result<u64> {
         licensing_codegen::generate(&services).map_err(|e| anyhow::anyhow!("{e}"))?;
         runs.push(started.elapsed().as_secs_f64() * 1000.0);
     }
-    Ok(median(runs).round() as u64)
+    let (med, lo, hi, _) = spread_of(runs);
+    Ok([med, lo, hi].map(|ms| ms.round() as u64))
 }
 
 // ------------------------------------------------------------------------- chart
@@ -1626,15 +1636,45 @@ fn times(ratio: f64) -> String {
     }
 }
 
+/// The median of paired runs' ratios `num[i] / den[i]` (each run's two sides measured
+/// back to back), their smallest and largest, and how many; `None` when the runs were
+/// not recorded pair by pair.
+fn paired(num: &Value, den: &Value) -> Option<(f64, f64, f64, usize)> {
+    let (num, den) = (num.as_array()?, den.as_array()?);
+    if num.is_empty() || num.len() != den.len() {
+        return None;
+    }
+    let ratios: Vec<f64> = num.iter().zip(den).map(|(a, b)| f(a) / f(b)).collect();
+    Some(spread_of(ratios))
+}
+
+/// The median (the upper of the middle two), smallest and largest of `values`, and
+/// how many.
+fn spread_of(mut values: Vec<f64>) -> (f64, f64, f64, usize) {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    (values[n / 2], values[0], values[n - 1], n)
+}
+
+/// `1.84× (1.70–2.10× over 21 runs)`.
+fn times_over(med: f64, lo: f64, hi: f64, n: usize, what: &str) -> String {
+    if n > 1 {
+        format!("{med:.2}× ({lo:.2}–{hi:.2}× over {n} {what})")
+    } else {
+        times(med)
+    }
+}
+
 /// Seconds with two decimals.
 fn fmt_secs(s: f64) -> String {
     format!("{s:.2}")
 }
 
+/// `30,000,000`.
 fn thousands(n: f64) -> String {
     let n = n as u64;
     if n >= 1000 {
-        format!("{},{:03}", n / 1000, n % 1000)
+        format!("{},{:03}", thousands((n / 1000) as f64), n % 1000)
     } else {
         n.to_string()
     }
@@ -1744,7 +1784,11 @@ impl Report {
                     f(&prism["p99_us"]) / 1000.0
                 ),
                 format!("{s:.0} req/s, p99 {:.2} ms", f(&sim["p99_us"]) / 1000.0),
-                format!("{vs_prism:.1}×"),
+                format!(
+                    "{vs_prism:.1}× ({:.1}–{:.1}× over {rounds} rounds)",
+                    f(&prism["sim_ratio_range"][0]),
+                    f(&prism["sim_ratio_range"][1])
+                ),
                 target,
                 "cargo xtask bench",
             );
@@ -1758,7 +1802,12 @@ impl Report {
                     f(&bare["p99_us"]) / 1000.0
                 ),
                 format!("{s:.0} req/s, p99 {:.2} ms", f(&sim["p99_us"]) / 1000.0),
-                format!("{:.0}%", 100.0 * vs_bare),
+                format!(
+                    "{:.0}% ({:.0}–{:.0}% over {rounds} rounds)",
+                    100.0 * vs_bare,
+                    100.0 * f(&bare["sim_ratio_range"][0]),
+                    100.0 * f(&bare["sim_ratio_range"][1])
+                ),
                 target,
                 "cargo xtask bench",
             );
@@ -1897,7 +1946,11 @@ impl Report {
                     ""
                 }
             );
-            let target = self.target(&what, "≤ 1.3×", sdk / floor <= 1.3);
+            let (ratio, ratio_col) = match paired(&c["sdk_runs_us"], &c["floor_runs_us"]) {
+                Some((med, lo, hi, n)) => (med, times_over(med, lo, hi, n, "runs")),
+                None => (sdk / floor, times(sdk / floor)),
+            };
+            let target = self.target(&what, "≤ 1.3×", ratio <= 1.3);
             self.row(
                 what,
                 format!("{} (serde_json to_vec + from_slice)", ms(floor)),
@@ -1906,7 +1959,7 @@ impl Report {
                     ms(sdk),
                     f(&c["sdk_peak_bytes"]) / payload
                 ),
-                times(sdk / floor),
+                ratio_col,
                 target,
                 "cargo xtask bench",
             );
@@ -1916,6 +1969,10 @@ impl Report {
             let n = f(&r["orders"]);
             let s = &r["sim"];
             let (bare, sim) = (f(&s["bare_us"]), f(&s["sim_us"]));
+            let (ratio, ratio_col) = match paired(&s["sim_runs_us"], &s["bare_runs_us"]) {
+                Some((med, lo, hi, n)) => (med, times_over(med, lo, hi, n, "runs")),
+                None => (sim / bare, times(sim / bare)),
+            };
             let name = format!(
                 "batchOrder simulator side, {} orders (request sent to reply received)",
                 thousands(n)
@@ -1929,14 +1986,14 @@ impl Report {
                 ),
                 None => (
                     format!("{} ({:.2} µs/order)", ms(sim), sim / n),
-                    self.target(&name, "≤ 1.2×", sim / bare <= 1.2),
+                    self.target(&name, "≤ 1.2×", ratio <= 1.2),
                 ),
             };
             self.row(
                 name,
                 format!("{} ({:.2} µs/order, bare handler)", ms(bare), bare / n),
                 ours,
-                times(sim / bare),
+                ratio_col,
                 target,
                 "cargo xtask bench",
             );
@@ -1951,7 +2008,11 @@ impl Report {
                 thousands(n),
                 kib(f(&r["payload_bytes"]))
             );
-            let target = self.target(&what, "≤ 1.25×", ours / floor <= 1.25);
+            let (ratio, ratio_col) = match paired(&t["sdk_runs_us"], &t["floor_runs_us"]) {
+                Some((med, lo, hi, n)) => (med, times_over(med, lo, hi, n, "runs")),
+                None => (ours / floor, times(ours / floor)),
+            };
+            let target = self.target(&what, "≤ 1.25×", ratio <= 1.25);
             let ours = match refused(r) {
                 Some(_) => "not measured: the simulator refused the batch".to_string(),
                 None => format!("{} (SDK → sim → SDK)", ms(ours)),
@@ -1960,7 +2021,7 @@ impl Report {
                 what,
                 format!("{} (serialize + parse)", ms(floor)),
                 ours,
-                times(f(&t["sdk_us"]) / floor),
+                ratio_col,
                 target,
                 "cargo xtask bench",
             );
@@ -2003,11 +2064,25 @@ impl Report {
                 Some(_) => "not measured (refused)".to_string(),
                 None => kib(peak),
             };
+            // The largest run's peak is the figure; the smallest says how far runs differ.
+            let least = r["round_trip"]["sdk_peak_runs_bytes"]
+                .as_array()
+                .filter(|runs| runs.len() > 1)
+                .map(|runs| runs.iter().map(f).fold(f64::INFINITY, f64::min));
+            let ratio = match least {
+                Some(least) => format!(
+                    "{} payload (runs {:.2}–{:.2}×)",
+                    times(peak / payload),
+                    least / payload,
+                    peak / payload
+                ),
+                None => format!("{} payload", times(peak / payload)),
+            };
             self.row(
                 what,
                 format!("{} payload", kib(payload)),
                 ours,
-                format!("{} payload", times(peak / payload)),
+                ratio,
                 target,
                 "cargo xtask bench",
             );
@@ -2031,6 +2106,22 @@ impl Report {
                 (per(a), per(z), per(z) / per(a))
             };
             let target = self.target(&what, "≤ 1.2", ratio <= 1.2);
+            // Each large round trip's cost per order against the 1,000-order median.
+            let each: Option<Vec<f64>> = z["round_trip"]["sdk_runs_us"]
+                .as_array()
+                .filter(|runs| runs.len() > 1 && flanked.is_object())
+                .map(|runs| {
+                    let n = f(&z["orders"]);
+                    runs.iter().map(|t| f(t) / n / small).collect()
+                });
+            let ratio_col = match each {
+                _ if ratio.is_nan() => "—".into(),
+                Some(each) => {
+                    let (_, lo, hi, n) = spread_of(each);
+                    format!("{ratio:.2} ({lo:.2}–{hi:.2} over {n} runs)")
+                }
+                None => format!("{ratio:.2}"),
+            };
             let ours = if large.is_nan() {
                 format!("not measured at {nz}")
             } else {
@@ -2040,11 +2131,7 @@ impl Report {
                 what,
                 format!("{small:.1} µs/order at 1,000"),
                 ours,
-                if ratio.is_nan() {
-                    "—".into()
-                } else {
-                    format!("{ratio:.2}")
-                },
+                ratio_col,
                 target,
                 "cargo xtask bench",
             );
@@ -2076,7 +2163,8 @@ impl Report {
              Every batch meets an empty simulator (admin reset before each). Peak heap: the client's heap growth from \
              handing over the request to the decoded reply, counted by a global allocator (reallocations counted by their \
              change in size). Medians of {} runs per measurement (three times as many for the client side), after one \
-             warm-up run.",
+             warm-up run; a ratio is the median of the runs' ratios, each run's two sides measured back to back, with \
+             their range.",
             runs.join(", ")
         ));
         for r in rows.iter().filter(|r| refused(r).is_some()) {
@@ -2367,7 +2455,16 @@ impl Report {
                 format!("conformance proxy, added median latency, {what}, one connection"),
                 format!("{:.0} µs (direct)", f(&direct["p50_us_single"])),
                 format!("{:.0} µs (through the proxy)", f(&proxy["p50_us_single"])),
-                format!("+{:.0} µs", f(&r["added_p50_us"])),
+                match r["added_p50_us_range"].as_array() {
+                    Some(range) if range.len() == 2 => format!(
+                        "+{:.0} µs (+{:.0} to +{:.0} µs over {} rounds)",
+                        f(&r["added_p50_us"]),
+                        f(&range[0]),
+                        f(&range[1]),
+                        r["rounds"]
+                    ),
+                    _ => format!("+{:.0} µs", f(&r["added_p50_us"])),
+                },
                 "— (reported)".into(),
                 "cargo xtask bench",
             );
@@ -2481,14 +2578,25 @@ impl Report {
                 kib(f(&r["peak_bytes"])),
                 r["outcome"].as_str().unwrap_or_default()
             ),
-            format!("{ratio:.2}× reply"),
+            match r["runs_peak_bytes"].as_array().filter(|runs| runs.len() > 1) {
+                Some(runs) => {
+                    let (_, lo, hi, n) = spread_of(runs.iter().map(f).collect());
+                    let reply = f(&r["reply_bytes"]);
+                    format!(
+                        "{ratio:.2}× reply ({:.2}–{:.2}× over {n} calls; the largest is the figure)",
+                        lo / reply,
+                        hi / reply
+                    )
+                }
+                None => format!("{ratio:.2}× reply"),
+            },
             target,
             "cargo xtask bench",
         );
         self.notes.push(
             "Hostile reply: `listVirtualAssets` answered by a thread of the benchmark's process with a body made before \
              the measurement (the spec's example asset, its `assetLimits` holding 30 million `1`s: 60 MB, under the \
-             default 64 MiB bound); peak heap is the client's growth during the call, counted by a global allocator. \
+             default 64 MiB bound); peak heap is the client's growth during a call, counted by a global allocator, the largest of 3 calls. \
              The SDK reads fields whose shape the documents do not show against a bound of `MAX_OPAQUE_VALUES` values \
              per reply, so this reply ends with a decode error naming the field."
                 .into(),
@@ -2507,8 +2615,16 @@ impl Report {
                 ),
                 format!("{} per page on the wire", kib(f(&r["page_bytes"]))),
                 format!(
-                    "{:.2} µs/item, peak heap {} (median of {} runs)",
+                    "{:.2} µs/item{}, peak heap {} (median of {} runs)",
                     f(&r["us_per_item"]),
+                    r["runs_us_per_item"]
+                        .as_array()
+                        .filter(|runs| runs.len() > 1)
+                        .map(|runs| {
+                            let (_, lo, hi, _) = spread_of(runs.iter().map(f).collect());
+                            format!(" ({lo:.2}–{hi:.2})")
+                        })
+                        .unwrap_or_default(),
                     kib(f(&r["peak_bytes"])),
                     r["runs"]
                 ),
@@ -2521,6 +2637,31 @@ impl Report {
             && rows.len() > 1
         {
             let (na, nz) = (thousands(f(&a["employees"])), thousands(f(&z["employees"])));
+            // Round by round: the larger stream's figure over the smaller streams' of the
+            // same round (`pick`: their median for time, their largest for the peak).
+            let by_round = |key: &str, pick: fn(Vec<f64>) -> f64| -> Option<(f64, f64, usize)> {
+                let (small, large) = (a[key].as_array()?, z[key].as_array()?);
+                let (per_small, per_large) = (
+                    f(&a["streams_per_round"]) as usize,
+                    f(&z["streams_per_round"]) as usize,
+                );
+                if per_small == 0 || per_large != 1 || small.len() != per_small * large.len() {
+                    return None;
+                }
+                let ratios: Vec<f64> = large
+                    .iter()
+                    .zip(small.chunks(per_small))
+                    .map(|(l, s)| f(l) / pick(s.iter().map(f).collect()))
+                    .collect();
+                let (_, lo, hi, n) = spread_of(ratios);
+                Some((lo, hi, n))
+            };
+            let with_rounds = |ratio: f64, rounds: Option<(f64, f64, usize)>| match rounds {
+                Some((lo, hi, n)) if n > 1 => {
+                    format!("{ratio:.2} (rounds {lo:.2}–{hi:.2}, {n} rounds)")
+                }
+                _ => format!("{ratio:.2}"),
+            };
             let what = format!("paging peak client heap, {nz} vs {na} employees");
             let ratio = f(&z["peak_bytes"]) / f(&a["peak_bytes"]);
             let target = self.target(&what, "≤ 1.2", ratio <= 1.2);
@@ -2528,7 +2669,12 @@ impl Report {
                 what,
                 format!("{} at {na}", kib(f(&a["peak_bytes"]))),
                 format!("{} at {nz}", kib(f(&z["peak_bytes"]))),
-                format!("{ratio:.2}"),
+                with_rounds(
+                    ratio,
+                    by_round("runs_peak_bytes", |v| {
+                        v.into_iter().fold(f64::NAN, f64::max)
+                    }),
+                ),
                 target,
                 "cargo xtask bench",
             );
@@ -2539,7 +2685,7 @@ impl Report {
                 what,
                 format!("{:.2} µs/item at {na}", f(&a["us_per_item"])),
                 format!("{:.2} µs/item at {nz}", f(&z["us_per_item"])),
-                format!("{ratio:.2}"),
+                with_rounds(ratio, by_round("runs_us_per_item", median)),
                 target,
                 "cargo xtask bench",
             );
@@ -2556,13 +2702,16 @@ impl Report {
     }
 
     /// The build rows; `debug` holds the rebuild and the clean build when measured.
-    fn build(&mut self, generation_ms: u64, debug: Option<(Duration, Duration)>) {
+    fn build(&mut self, generation_ms: [u64; 3], debug: Option<(Duration, Duration)>) {
         let what = "build.rs generation (parse, transform, generate, format both specs)";
+        let [generation_ms, fastest, slowest] = generation_ms;
         let target = self.target(what, "≤ 1 s", generation_ms <= 1000);
         self.row(
             what.into(),
             "—".into(),
-            format!("{generation_ms} ms (median of 5 runs of the generator, in `cargo xtask bench`'s process)"),
+            format!(
+                "{generation_ms} ms ({fastest}–{slowest} ms; median of 5 runs of the generator, in `cargo xtask bench`'s process)"
+            ),
             "—".into(),
             target,
             "cargo xtask bench",
@@ -2639,5 +2788,30 @@ impl Report {
             let _ = writeln!(s, "\n{}", section.trim_end());
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{paired, spread_of, thousands};
+    use serde_json::json;
+
+    #[test]
+    fn counts_are_grouped_by_thousands() {
+        assert_eq!(thousands(999.0), "999");
+        assert_eq!(thousands(1_000.0), "1,000");
+        assert_eq!(thousands(50_000.0), "50,000");
+        assert_eq!(thousands(30_000_000.0), "30,000,000");
+        assert_eq!(thousands(1_002_003.0), "1,002,003");
+    }
+
+    #[test]
+    fn paired_runs_give_the_median_of_their_ratios_and_its_range() {
+        let (med, lo, hi, n) = paired(&json!([2.0, 4.0, 9.0]), &json!([1.0, 2.0, 3.0])).unwrap();
+        assert_eq!((med, lo, hi, n), (2.0, 2.0, 3.0, 3));
+        assert_eq!(paired(&json!([1.0, 2.0]), &json!([1.0])), None, "unpaired");
+        assert_eq!(paired(&json!([]), &json!([])), None);
+        assert_eq!(paired(&json!(null), &json!([1.0])), None, "not recorded");
+        assert_eq!(spread_of(vec![3.0, 1.0, 2.0, 4.0]), (3.0, 1.0, 4.0, 4));
     }
 }
