@@ -106,7 +106,7 @@ impl State {
             };
             let account = member.account.to_ascii_lowercase();
             if let Some(ids) = self.accounts.get_mut(&account) {
-                ids.remove(id);
+                ids.remove(&member.enterprise);
                 if ids.is_empty() {
                     self.accounts.remove(&account);
                 }

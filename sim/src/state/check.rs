@@ -164,10 +164,7 @@ impl State {
                 .accounts
                 .entry(member.account.to_ascii_lowercase())
                 .or_default();
-            if let Some(other) = same
-                .iter()
-                .find(|other| self.members[*other].enterprise == member.enterprise)
-            {
+            if let Some(other) = same.get(&member.enterprise) {
                 return Err(Invalid::new(
                     format!("{at}.account"),
                     format!(
@@ -176,7 +173,7 @@ impl State {
                     ),
                 ));
             }
-            same.insert(id.clone());
+            same.insert(member.enterprise.clone(), id.clone());
         }
         drop((listed_customers, listed_members));
         self.enterprises = enterprises;

@@ -17,7 +17,7 @@ impl State {
         self.accounts
             .entry(new.account.to_ascii_lowercase())
             .or_default()
-            .insert(global_id.clone());
+            .insert(enterprise.to_string(), global_id.clone());
         self.members.insert(
             global_id.clone(),
             Member {
@@ -46,8 +46,15 @@ impl State {
         self.accounts
             .get(&account.to_ascii_lowercase())
             .into_iter()
-            .flatten()
+            .flat_map(|by_enterprise| by_enterprise.values())
             .filter_map(|id| self.members.get(id))
+    }
+
+    /// Whether an employee of `enterprise` has this account (case-insensitive).
+    pub fn has_account(&self, enterprise: &str, account: &str) -> bool {
+        self.accounts
+            .get(&account.to_ascii_lowercase())
+            .is_some_and(|by_enterprise| by_enterprise.contains_key(enterprise))
     }
 
     /// Ends the loan held by a lent lock: the lent assets get their rights back.
@@ -75,7 +82,7 @@ impl State {
         }
         let account = member.account.to_ascii_lowercase();
         if let Some(ids) = self.accounts.get_mut(&account) {
-            ids.remove(global_id);
+            ids.remove(&member.enterprise);
             if ids.is_empty() {
                 self.accounts.remove(&account);
             }

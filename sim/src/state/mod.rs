@@ -12,7 +12,7 @@ mod members;
 mod records;
 pub(crate) mod rules;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -58,9 +58,11 @@ pub(crate) struct State {
     pub revoked: HashSet<String>,
     #[serde(serialize_with = "sorted")]
     pub members: HashMap<String, Member>,
-    /// Employee global ids by lower-cased account (without enterprise code).
+    /// Employee global ids by lower-cased account (without enterprise code), then by
+    /// enterprise: an account names at most one employee of an enterprise, and checking
+    /// that is one lookup where the same names recur across many enterprises.
     #[serde(skip)]
-    pub accounts: HashMap<String, BTreeSet<String>>,
+    pub accounts: HashMap<String, BTreeMap<String, String>>,
     /// Loans by lent lock number.
     #[serde(serialize_with = "sorted")]
     pub loans: HashMap<String, Loan>,

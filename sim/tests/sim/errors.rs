@@ -210,6 +210,66 @@ async fn code_70001_security_check_failed() {
     assert_business(&raw, "70001");
 }
 
+/// An account names one employee of an enterprise: the same name in another enterprise is
+/// another employee, the same name again in one enterprise (in any case) is refused, and a
+/// deleted employee's account can be taken again.
+#[tokio::test]
+async fn an_account_is_unique_within_its_enterprise_only() {
+    let env = start().await;
+    let acme = env.enterprise("Acme").await;
+    let globex = env.enterprise("Globex").await;
+    let acme_alice = env.add_member(&acme, "alice").await;
+    let globex_alice = env.add_member(&globex, "Alice").await;
+    assert_ne!(acme_alice, globex_alice);
+    for ent in [&acme, &globex] {
+        let again = add(
+            &env,
+            &ent.global_id,
+            vec![new_member("ALICE", "Secret-123", "Alice")],
+        )
+        .await;
+        assert_eq!(code_of(again), ErrorCode::UserCenterException);
+    }
+    env.member
+        .delete_member()
+        .enterprise_global_id(&acme.global_id)
+        .member_global_id(&acme_alice)
+        .await
+        .unwrap();
+    let taken_again = env.add_member(&acme, "alice").await;
+    assert_ne!(taken_again, acme_alice);
+    let still = add(
+        &env,
+        &globex.global_id,
+        vec![new_member("alice", "Secret-123", "Alice")],
+    )
+    .await;
+    assert_eq!(
+        code_of(still),
+        ErrorCode::UserCenterException,
+        "the other enterprise's employee keeps the account"
+    );
+
+    // A state document with the account twice in one enterprise is refused by its path.
+    let good = env.sim.export_state();
+    let mut doc = good.clone();
+    doc["state"]["members"][&globex_alice]["enterprise"] = json!(acme.global_id);
+    fn listed<'d>(doc: &'d mut serde_json::Value, ent: &str) -> &'d mut Vec<serde_json::Value> {
+        doc["state"]["enterprises"][ent]["members"]
+            .as_array_mut()
+            .unwrap()
+    }
+    listed(&mut doc, &globex.global_id).retain(|m| m != globex_alice.as_str());
+    listed(&mut doc, &acme.global_id).push(json!(globex_alice));
+    let Err(licensing_sim::ImportError::Invalid { path, message }) = env.sim.import_state(doc)
+    else {
+        panic!("an account twice in one enterprise is refused");
+    };
+    assert!(path.ends_with(".account"), "{path}: {message}");
+    assert!(message.contains("same enterprise"), "{message}");
+    assert_eq!(env.sim.export_state(), good, "nothing changed");
+}
+
 #[tokio::test]
 async fn code_80001_user_center_exception() {
     let env = start().await;

@@ -91,10 +91,7 @@ pub(super) fn add_one(
     let new: m::NewMember =
         serde_json::from_value(item.clone()).map_err(|e| empty(format!("userList item: {e}")))?;
     let account = String::from(new.user_name);
-    if state
-        .members_with_account(&account)
-        .any(|m| m.enterprise == enterprise)
-    {
+    if state.has_account(enterprise, &account) {
         // The user center refuses to register an account twice.
         return Err(fail(
             E::UserCenterException,
