@@ -15,7 +15,76 @@ use tracing_subscriber::EnvFilter;
 // profile of one of 10,000 orders found a third of the simulator's time in glibc's malloc
 // and free. Only the binary: a program embedding the library keeps its own allocator.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: MiMalloc = MiMalloc;
+
+/// mimalloc, asked for alignment only when a layout needs more than every block has.
+/// `mimalloc::MiMalloc` passes every layout to `mi_malloc_aligned`, whose version 3 takes
+/// its fast path only for blocks of at most 1 KiB and over-allocates larger ones whose
+/// size is not a power of two (`mi_theap_malloc_zero_aligned_at_overalloc`, marking the
+/// page for slower frees): callgrind counted 6 such calls a request, and this adaptor
+/// saved 850 of 27,900 instructions a request on `shellnums` and 1.8% on a 1,000-order
+/// batch. Every mimalloc block is at least word-aligned, the rule mimalloc's own
+/// `mi_realloc_aligned` uses to take its plain path; std's for `malloc` adds that the
+/// alignment not exceed the size.
+struct MiMalloc;
+
+/// Whether `mi_malloc`'s blocks already meet a layout's alignment.
+fn plain(align: usize, size: usize) -> bool {
+    align <= std::mem::size_of::<usize>() && align <= size
+}
+
+// SAFETY: each call hands mimalloc's own function the layout's size (and alignment where
+// `plain` does not hold); mimalloc returns null on failure, as `GlobalAlloc` requires, and
+// `mi_free` takes any block from either family.
+#[allow(unsafe_code)] // a global allocator is an `unsafe impl` on mimalloc's C functions
+unsafe impl std::alloc::GlobalAlloc for MiMalloc {
+    #[inline]
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        use libmimalloc_sys::{mi_malloc, mi_malloc_aligned};
+        let (size, align) = (layout.size(), layout.align());
+        // SAFETY: see the impl.
+        unsafe {
+            if plain(align, size) {
+                mi_malloc(size).cast()
+            } else {
+                mi_malloc_aligned(size, align).cast()
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        use libmimalloc_sys::{mi_zalloc, mi_zalloc_aligned};
+        let (size, align) = (layout.size(), layout.align());
+        // SAFETY: see the impl.
+        unsafe {
+            if plain(align, size) {
+                mi_zalloc(size).cast()
+            } else {
+                mi_zalloc_aligned(size, align).cast()
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, _layout: std::alloc::Layout) {
+        // SAFETY: `ptr` came from this allocator (the caller's contract).
+        unsafe { libmimalloc_sys::mi_free(ptr.cast()) }
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        use libmimalloc_sys::{mi_realloc, mi_realloc_aligned};
+        // SAFETY: `ptr` came from this allocator with `layout` (the caller's contract).
+        unsafe {
+            if plain(layout.align(), new_size) {
+                mi_realloc(ptr.cast(), new_size).cast()
+            } else {
+                mi_realloc_aligned(ptr.cast(), new_size, layout.align()).cast()
+            }
+        }
+    }
+}
 
 /// mimalloc's `mi_option_purge_delay`: 15 in the `mi_option_t` of both its major versions,
 /// which keeps retired options in the list so that the numbers hold (`libmimalloc-sys`
@@ -396,4 +465,48 @@ async fn stopped() {
         }
     }
     let _ = tokio::signal::ctrl_c().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::alloc::{GlobalAlloc, Layout};
+
+    use super::MiMalloc;
+
+    /// Every layout's alignment is met on either path, zeroed memory is zero, and a
+    /// reallocation keeps the bytes, growing and shrinking across the two paths.
+    #[test]
+    #[allow(unsafe_code)] // the allocator's contract is `unsafe` to call
+    fn layouts_are_aligned_zeroed_and_kept_across_reallocation() {
+        let sizes = [
+            1, 3, 7, 8, 9, 16, 24, 100, 1000, 1025, 1500, 4096, 5000, 70_000,
+        ];
+        for align in [1, 2, 4, 8, 16, 32, 64, 128, 4096] {
+            for size in sizes {
+                let layout = Layout::from_size_align(size, align).unwrap();
+                // SAFETY: a non-zero size; every block is freed once, with its own layout.
+                unsafe {
+                    for new_size in [size / 2 + 1, size * 3] {
+                        let p = MiMalloc.alloc(layout);
+                        assert!(!p.is_null());
+                        assert_eq!(p as usize % align, 0, "{size} bytes at {align}");
+                        for i in 0..size {
+                            p.add(i).write(i as u8);
+                        }
+                        let q = MiMalloc.realloc(p, layout, new_size);
+                        assert!(!q.is_null());
+                        assert_eq!(q as usize % align, 0, "{size} -> {new_size} at {align}");
+                        for i in 0..size.min(new_size) {
+                            assert_eq!(q.add(i).read(), i as u8, "byte {i} of {size}");
+                        }
+                        MiMalloc.dealloc(q, Layout::from_size_align(new_size, align).unwrap());
+                    }
+                    let z = MiMalloc.alloc_zeroed(layout);
+                    assert_eq!(z as usize % align, 0);
+                    assert!((0..size).all(|i| z.add(i).read() == 0), "{size} zeroed");
+                    MiMalloc.dealloc(z, layout);
+                }
+            }
+        }
+    }
 }
