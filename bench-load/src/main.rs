@@ -6,7 +6,9 @@
 //! * `bench-load bare-server`: a bare hyper server answering one fixed body, the ceiling
 //!   any server on this machine can reach;
 //! * `bench-load bare-forwarder`: a TCP forwarder copying bytes both ways, the ceiling any
-//!   proxy on this machine can reach.
+//!   proxy on this machine can reach;
+//! * `bench-load bare-http-proxy`: an HTTP/1.1 proxy on hyper that reads each request and
+//!   reply whole and checks nothing, the ceiling of any proxy that reads HTTP.
 
 use std::{
     convert::Infallible,
@@ -51,6 +53,16 @@ enum Cli {
         #[arg(long)]
         upstream: String,
     },
+    /// Forward every request made to 127.0.0.1:PORT to UPSTREAM (`HOST:PORT`) as HTTP/1.1,
+    /// its body and its reply's read whole, over one upstream connection per client
+    /// connection, checking nothing, until killed: what any proxy that reads the
+    /// exchanges as HTTP (as a conformance proxy must) costs at least.
+    BareHttpProxy {
+        #[arg(long)]
+        port: u16,
+        #[arg(long)]
+        upstream: String,
+    },
 }
 
 /// What `load` sends.
@@ -82,6 +94,7 @@ fn main() -> ExitCode {
         Cli::Load(options) => load(options),
         Cli::BareServer { port } => bare_server(port),
         Cli::BareForwarder { port, upstream } => bare_forwarder(port, &upstream),
+        Cli::BareHttpProxy { port, upstream } => bare_http_proxy(port, &upstream),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -306,6 +319,71 @@ fn bare_forwarder(port: u16, upstream: &str) -> Result<()> {
                 let _ = client.set_nodelay(true);
                 let _ = server.set_nodelay(true);
                 let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+            });
+        }
+    })
+}
+
+/// One client connection's upstream: where its requests are sent, and the connection,
+/// which the exchange polls while it waits (as `licensing-proxy` does: no task of its own,
+/// so an exchange does not hop between tasks).
+type UpstreamConn = (
+    hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    hyper::client::conn::http1::Connection<TokioIo<tokio::net::TcpStream>, Full<Bytes>>,
+);
+
+/// Reads each request whole, sends it on with the upstream's `Host`, reads the reply whole
+/// and answers it: the HTTP work of a proxy, and nothing else.
+fn bare_http_proxy(port: u16, upstream: &str) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let host = hyper::header::HeaderValue::from_str(upstream).context("--upstream")?;
+    let upstream = upstream.to_string();
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))
+            .await
+            .context("binding the bare HTTP proxy")?;
+        loop {
+            let (client, _) = listener.accept().await?;
+            let (upstream, host) = (upstream.clone(), host.clone());
+            tokio::spawn(async move {
+                let Ok(server) = tokio::net::TcpStream::connect(upstream.as_str()).await else {
+                    return;
+                };
+                let _ = client.set_nodelay(true);
+                let _ = server.set_nodelay(true);
+                let Ok(conn) = hyper::client::conn::http1::handshake(TokioIo::new(server)).await
+                else {
+                    return;
+                };
+                // One request at a time on an HTTP/1.1 connection: never contended.
+                let conn: Arc<tokio::sync::Mutex<UpstreamConn>> =
+                    Arc::new(tokio::sync::Mutex::new(conn));
+                let service = service_fn(move |req: Request<Incoming>| {
+                    let (conn, host) = (Arc::clone(&conn), host.clone());
+                    async move {
+                        let (mut parts, body) = req.into_parts();
+                        let body = body.collect().await?.to_bytes();
+                        parts.headers.insert(hyper::header::HOST, host);
+                        let request = Request::from_parts(parts, Full::new(body));
+                        let mut guard = conn.lock().await;
+                        let (sender, connection) = &mut *guard;
+                        let exchange = async {
+                            let (parts, body) = sender.send_request(request).await?.into_parts();
+                            let body = body.collect().await?.to_bytes();
+                            Ok::<_, hyper::Error>(Response::from_parts(parts, Full::new(body)))
+                        };
+                        tokio::select! {
+                            biased;
+                            reply = exchange => reply.map_err(anyhow::Error::from),
+                            _ = connection => Err(anyhow::anyhow!("the upstream closed the connection")),
+                        }
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(client), service)
+                    .await;
             });
         }
     })

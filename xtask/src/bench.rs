@@ -536,6 +536,18 @@ impl Server {
         )
     }
 
+    /// `bench-load bare-http-proxy` in front of `upstream` (an `http://` URL).
+    fn http_proxy(bins: &Binaries, upstream: &str) -> Result<Self> {
+        let to = upstream.strip_prefix("http://").with_context(|| {
+            format!("the bare HTTP proxy's upstream is not an http:// URL: {upstream}")
+        })?;
+        Self::bench_load(
+            bins,
+            "bare HTTP proxy",
+            &["bare-http-proxy", "--upstream", to],
+        )
+    }
+
     /// A server of `bench-load` (`command`, then `--port` with a free port), once it listens.
     fn bench_load(bins: &Binaries, what: &str, command: &[&str]) -> Result<Self> {
         let port = free_port()?;
@@ -1051,14 +1063,16 @@ fn throughput(root: &Path, bins: &Binaries, options: &Options, report: &mut Repo
 
 // ---------------------------------------------------------------------- conformance proxy
 
-/// The three ways to the simulator the proxy comparison loads, in the order of their
-/// results: direct, through a TCP forwarder, through `licensing-proxy`.
-const WAYS: [&str; 3] = ["direct", "forwarder", "proxy"];
+/// The ways to the simulator the proxy comparison loads, in the order of their results:
+/// direct, through a TCP forwarder, through `licensing-proxy`, through a bare HTTP proxy.
+const WAYS: [&str; 4] = ["direct", "forwarder", "proxy", "http_proxy"];
 
 /// `licensing-proxy` in front of a simulator against that simulator direct, on both
 /// endpoints, with a bare TCP forwarder in front of the same simulator as the ceiling any
-/// proxy reaches on this machine (the same two sockets per request, no HTTP read). In each
-/// round the three are loaded in turn, in slices, within one `bench-load load` process (so
+/// proxy reaches on this machine (the same two sockets per request, no HTTP read), and a
+/// bare HTTP proxy as the ceiling of any proxy that reads the exchanges as HTTP (hyper on
+/// both sides, bodies read whole, nothing checked). In each round the four are loaded in
+/// turn, in slices, within one `bench-load load` process (so
 /// all meet the machine as it is then), first with the throughput comparison's
 /// connections, then with one connection for the latency the proxy adds. Every reply must
 /// be a success and the proxy's report empty: a faithful upstream's traffic takes the
@@ -1077,8 +1091,9 @@ fn proxy(root: &Path, bins: &Binaries, options: &Options) -> Result<Value> {
         .context("the target directory's path is not UTF-8")?;
     let proxy = Server::proxy(bins, &sim.url, &["--report", report_arg])?;
     let forwarder = Server::forwarder(bins, &sim.url)?;
+    let http_proxy = Server::http_proxy(bins, &sim.url)?;
     bind_customer(&sim.url)?;
-    let servers = [&sim, &forwarder, &proxy];
+    let servers = [&sim, &forwarder, &proxy, &http_proxy];
     let mut results = serde_json::Map::new();
     for (label, endpoint) in [("read", Endpoint::Read), ("write", Endpoint::Write)] {
         if !options.smoke {
@@ -1086,16 +1101,16 @@ fn proxy(root: &Path, bins: &Binaries, options: &Options) -> Result<Value> {
             load(root, bins, &urls, endpoint, 1)?;
         }
         // Per way, its runs with many connections and with one.
-        let mut loaded: [Vec<Value>; 3] = Default::default();
-        let mut single: [Vec<Value>; 3] = Default::default();
+        let mut loaded: [Vec<Value>; WAYS.len()] = Default::default();
+        let mut single: [Vec<Value>; WAYS.len()] = Default::default();
         for round in 0..rounds {
             // Each way starts a round in turn.
-            let order: Vec<usize> = (0..3).map(|i| (i + round) % 3).collect();
+            let order: Vec<usize> = (0..WAYS.len()).map(|i| (i + round) % WAYS.len()).collect();
             let urls: Vec<&str> = order.iter().map(|&i| servers[i].url.as_str()).collect();
             for (connections, into) in [(LOAD_CONNECTIONS, &mut loaded), (1, &mut single)] {
                 let got = load_with(root, bins, &urls, endpoint, seconds, connections)?;
-                if got.len() != 3 {
-                    bail!("{} load results, not 3", got.len());
+                if got.len() != WAYS.len() {
+                    bail!("{} load results, not {}", got.len(), WAYS.len());
                 }
                 for (&i, r) in order.iter().zip(got) {
                     eprintln!(
@@ -1126,11 +1141,16 @@ fn proxy(root: &Path, bins: &Binaries, options: &Options) -> Result<Value> {
                 ],
             })
         };
-        let added: Vec<f64> = single[2]
-            .iter()
-            .zip(&single[0])
-            .map(|(p, d)| f(&p["p50_us"]) - f(&d["p50_us"]))
-            .collect();
+        let added_by = |way: usize| -> Vec<f64> {
+            single[way]
+                .iter()
+                .zip(&single[0])
+                .map(|(p, d)| f(&p["p50_us"]) - f(&d["p50_us"]))
+                .collect()
+        };
+        let added = added_by(2);
+        // The same for the bare HTTP proxy: what reading HTTP on the way adds by itself.
+        let (http_med, http_lo, http_hi, _) = spread_of(added_by(3));
         // The same rounds as a ratio: the machine's own wake-up latency moves both.
         let (med, lo, hi, _) = spread_of(
             single[2]
@@ -1144,12 +1164,15 @@ fn proxy(root: &Path, bins: &Binaries, options: &Options) -> Result<Value> {
             "proxy_vs_direct": ratio(2, 0),
             "forwarder_vs_direct": ratio(1, 0),
             "proxy_vs_forwarder": ratio(2, 1),
+            "http_proxy_vs_forwarder": ratio(3, 1),
+            "proxy_vs_http_proxy": ratio(2, 3),
             "added_p50_us": median(added.clone()),
             "added_p50_us_range": [
                 added.iter().copied().fold(f64::INFINITY, f64::min),
                 added.iter().copied().fold(f64::NEG_INFINITY, f64::max),
             ],
             "through_over_direct_p50": through_over_direct,
+            "http_proxy_added_p50_us": { "median": http_med, "range": [http_lo, http_hi] },
             "rounds": rounds, "seconds": seconds,
         });
         for (i, way) in WAYS.iter().enumerate() {
@@ -2461,6 +2484,28 @@ impl Report {
                 target,
                 "cargo xtask bench",
             );
+            let http_proxy = &r["http_proxy"];
+            self.row(
+                format!(
+                    "conformance proxy throughput, {what}, a bare HTTP proxy vs the bare TCP forwarder (the ceiling of a proxy that reads HTTP)"
+                ),
+                format!("{} (forwarder)", rate(forwarder)),
+                format!("{} (bare HTTP proxy)", rate(http_proxy)),
+                range(&r["http_proxy_vs_forwarder"]),
+                "— (what a proxy that reads every exchange as HTTP and checks nothing reaches here)"
+                    .into(),
+                "cargo xtask bench",
+            );
+            self.row(
+                format!(
+                    "conformance proxy throughput, {what}, `licensing-proxy` vs the bare HTTP proxy"
+                ),
+                format!("{} (bare HTTP proxy)", rate(http_proxy)),
+                rate(proxy),
+                range(&r["proxy_vs_http_proxy"]),
+                "— (reported: what the checks, the bounds and the report cost)".into(),
+                "cargo xtask bench",
+            );
             self.row(
                 format!("conformance proxy, added median latency, {what}, one connection"),
                 format!("{:.0} µs (direct)", f(&direct["p50_us_single"])),
@@ -2468,8 +2513,10 @@ impl Report {
                 match r["added_p50_us_range"].as_array() {
                     Some(range) if range.len() == 2 => {
                         let over = &r["through_over_direct_p50"];
+                        let http = &r["http_proxy_added_p50_us"];
                         format!(
-                            "+{:.0} µs (+{:.0} to +{:.0} µs over {} rounds); {:.2}× direct ({:.2}–{:.2}×)",
+                            "+{:.0} µs (+{:.0} to +{:.0} µs over {} rounds); {:.2}× direct ({:.2}–{:.2}×); \
+                             the bare HTTP proxy in the same rounds: +{:.0} µs (+{:.0} to +{:.0} µs)",
                             f(&r["added_p50_us"]),
                             f(&range[0]),
                             f(&range[1]),
@@ -2477,6 +2524,9 @@ impl Report {
                             f(&over["median"]),
                             f(&over["range"][0]),
                             f(&over["range"][1]),
+                            f(&http["median"]),
+                            f(&http["range"][0]),
+                            f(&http["range"][1]),
                         )
                     }
                     _ => format!("+{:.0} µs", f(&r["added_p50_us"])),
@@ -2491,8 +2541,11 @@ impl Report {
              file) in front of a `licensing-sim` with its default settings, against that simulator direct and through \
              `bench-load bare-forwarder`, a TCP forwarder that copies bytes both ways over one upstream connection per \
              client connection (the same four socket reads and writes per request as the proxy, no HTTP parsed: the \
-             ceiling of any proxy on this machine). Per endpoint, after a warm-up of 1 s, {} rounds; in each, the three \
-             are loaded for {} s each, taking turns in slices of {SLICE_MS} ms within one `bench-load load` process \
+             ceiling of any proxy on this machine), and through `bench-load bare-http-proxy`, which reads each request \
+             and reply as HTTP/1.1 with hyper on both sides (bodies read whole, one upstream connection per client \
+             connection, driven by the exchange as the proxy drives its own) and checks nothing: the ceiling of any \
+             proxy that reads HTTP, as a conformance proxy must. Per endpoint, after a warm-up of 1 s, {} rounds; in \
+             each, the four are loaded for {} s each, taking turns in slices of {SLICE_MS} ms within one `bench-load load` process \
              (each starts a round in turn), first with {LOAD_CONNECTIONS} keep-alive connections each (req/s, p99; a \
              ratio is the median of the rounds' ratios, with their range), then with one connection each (the median \
              latencies, and the median of the rounds' differences and of their ratios: a latency on one connection is \
