@@ -187,6 +187,81 @@ mod tests {
         walker.found
     }
 
+    /// A scalar checked on its own path finds what the same value written out and parsed
+    /// again finds, under every kind of schema a parameter has.
+    #[test]
+    fn scalars_are_checked_as_their_text_is() {
+        let schemas = [
+            json!({"type": "string"}),
+            json!({"type": "string", "minLength": 2, "maxLength": 3}),
+            json!({"type": "string", "pattern": "^A[0-9]+$"}),
+            json!({"type": "string", "nullable": true}),
+            json!({"type": "string", "format": "date-time"}),
+            json!({"type": "integer"}),
+            json!({"type": "integer", "format": "int32", "minimum": 1, "maximum": 10}),
+            json!({"type": "integer", "enum": [1, 2]}),
+            json!({"type": "string", "enum": ["Y", "N"]}),
+            json!({"type": "number", "exclusiveMinimum": true, "minimum": 0}),
+            json!({"type": "boolean"}),
+            json!({"$ref": "#/components/schemas/Code"}),
+            json!({"$ref": "#/components/schemas/Item"}),
+            json!({}),
+        ];
+        let values = [
+            json!(null),
+            json!(true),
+            json!(0),
+            json!(-3),
+            json!(7),
+            json!(11),
+            json!(4_294_967_296_u64),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(0.5),
+            json!(-2.5e300),
+            json!(""),
+            json!("A"),
+            json!("A12"),
+            json!("中文字"),
+            json!("Y"),
+            json!("a \"quoted\" \\ line\n"),
+            json!("2026-11-28T10:00:00Z"),
+            json!([1]),
+            json!({"id": "x"}),
+        ];
+        let components = serde_json::from_value(doc()["components"].clone()).unwrap();
+        for schema in &schemas {
+            let mut compiler = Compiler::default();
+            let id = compiler.compile(
+                Some(&components),
+                0,
+                &serde_json::from_value(schema.clone()).unwrap(),
+            );
+            let compiled = compiler.finish();
+            for value in &values {
+                let (mut direct, mut as_text) = (Walker::new(&compiled), Walker::new(&compiled));
+                let (mut at, mut at_text) = (String::from("/query/q"), String::from("/query/q"));
+                direct.check_value(id, value, &mut at);
+                as_text.check_value_as_text(id, value, &mut at_text);
+                let show = |w: &Walker<'_>| {
+                    w.found
+                        .iter()
+                        .map(|f| {
+                            (
+                                f.pointer.clone(),
+                                f.rule,
+                                f.expected.clone(),
+                                f.actual.clone(),
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(show(&direct), show(&as_text), "{value} against {schema}");
+                assert_eq!(at, at_text);
+            }
+        }
+    }
+
     #[test]
     fn each_departure_once_at_its_pointer() {
         let list = json!({"type": "array", "items": {"$ref": "#/components/schemas/Item"}});
