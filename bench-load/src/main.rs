@@ -1,4 +1,4 @@
-//! The two helper processes of `cargo xtask bench`, started by it in the benchmark's own
+//! The helper processes of `cargo xtask bench`, started by it in the benchmark's own
 //! build (optimized, like the servers they measure):
 //!
 //! * `bench-load load`: a load generator, keep-alive connections on one worker thread,
