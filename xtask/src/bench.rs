@@ -2333,7 +2333,7 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "\nThe simulator's target against bare hyper (≥ 90%) holds for both generators: the main table has \
+            "\nThe simulator's target against bare hyper (≥ 90%) is set for both generators: the main table has \
              a row by each. They differ in one way: `bench-load` loads the simulator and the bare server in \
              alternating {SLICE_MS} ms slices from one process, so the two rates in a ratio are measured in the \
              same second of a shared machine; oha measures one server per run, seconds apart from the other's. \
