@@ -4,7 +4,10 @@
 
 use super::*;
 use budget::ReplyLease;
-use conn::{Activity, Busy};
+use conn::Busy;
+// Only HTTP/2's executor holds a connection's activity, and HTTP/2 is spoken over TLS only.
+#[cfg(feature = "tls")]
+use conn::Activity;
 
 /// The watch of the HTTP/2 stream whose task is running, if any (see [`Streams`]).
 pub(super) fn current_stream() -> Option<Arc<StreamWatch>> {
