@@ -2686,7 +2686,7 @@ impl Report {
                 ),
                 format!("{} per page on the wire", kib(f(&r["page_bytes"]))),
                 format!(
-                    "{:.2} µs/item{}, peak heap {} (median of {} runs)",
+                    "{:.2} µs/item{} (median of {} streams), peak heap {} (the largest)",
                     f(&r["us_per_item"]),
                     r["runs_us_per_item"]
                         .as_array()
@@ -2696,8 +2696,8 @@ impl Report {
                             format!(" ({lo:.2}–{hi:.2})")
                         })
                         .unwrap_or_default(),
+                    r["runs"],
                     kib(f(&r["peak_bytes"])),
-                    r["runs"]
                 ),
                 "—".into(),
                 "—".into(),
@@ -2761,15 +2761,23 @@ impl Report {
                 "cargo xtask bench",
             );
         }
-        self.notes.push(
+        let (rounds, flank) = match rows.first() {
+            Some(a) => (
+                f(&a["runs"]) / f(&a["streams_per_round"]).max(1.0),
+                f(&a["streams_per_round"]),
+            ),
+            None => (f64::NAN, f64::NAN),
+        };
+        self.notes.push(format!(
             "Paging: one enterprise per size, all seeded in one call to the admin API (`POST /__sandbox/v1/seed`) after \
              a reset, in `licensing-sim --trial-member-limit 100000`, so every stream meets the same state; the stream's \
              items are counted, not kept; time per item is the whole stream's (every page requested, decoded and yielded) \
              over its items, the median of its streams; peak heap is the client's growth during the stream, the largest. \
-             After one unmeasured stream of each size, 5 rounds of 3 streams of the smaller enterprise and one of the \
-             larger, so both sizes meet the machine as it is then (a 10,000-item stream lasts some 25 ms)."
-                .into(),
-        );
+             After one unmeasured stream of each size, {rounds:.0} rounds of {flank:.0} streams of the smaller enterprise \
+             and one of the larger, so both sizes meet the machine as it is then (a 10,000-item stream lasts some 25 ms) \
+             and each side's peak is the largest over as many pages (a page's peak depends on whether its body arrived \
+             in one read or in several, joined: the more pages, the higher the largest)."
+        ));
     }
 
     /// The build rows; `debug` holds the rebuild and the clean build when measured.
