@@ -266,34 +266,25 @@ fn bare_server(port: u16) -> Result<()> {
     let body = Bytes::from_static(
         br#"{"code":0,"message":"success","data":[{"customerId":"C100001","channelCode":"CH01","channelCustomerId":"CC-42","enterpriseGlobalId":"EG-7f3a","enterpriseName":"Acme Robotics","isDefault":true}]}"#,
     );
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))
-            .await
-            .context("binding the bare server")?;
-        loop {
-            let (stream, _) = listener.accept().await?;
-            let body = body.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |req: Request<Incoming>| {
-                    let body = body.clone();
-                    async move {
-                        // Read the request body, as any real server must.
-                        let _ = req.into_body().collect().await;
-                        Ok::<_, Infallible>(
-                            Response::builder()
-                                .header("content-type", "application/json")
-                                .body(Full::new(body))
-                                .expect("static response"),
-                        )
-                    }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
+    serve(port, "the bare server", move |stream| {
+        let body = body.clone();
+        async move {
+            let service = service_fn(move |req: Request<Incoming>| {
+                let body = body.clone();
+                async move {
+                    // Read the request body, as any real server must.
+                    let _ = req.into_body().collect().await;
+                    Ok::<_, Infallible>(
+                        Response::builder()
+                            .header("content-type", "application/json")
+                            .body(Full::new(body))
+                            .expect("static response"),
+                    )
+                }
             });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
         }
     })
 }
@@ -301,25 +292,16 @@ fn bare_server(port: u16) -> Result<()> {
 /// Copies bytes between each accepted connection and a connection of its own to
 /// `upstream`, both ways, until either side closes.
 fn bare_forwarder(port: u16, upstream: &str) -> Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
     let upstream = upstream.to_string();
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))
-            .await
-            .context("binding the bare forwarder")?;
-        loop {
-            let (mut client, _) = listener.accept().await?;
-            let upstream = upstream.clone();
-            tokio::spawn(async move {
-                let Ok(mut server) = tokio::net::TcpStream::connect(upstream.as_str()).await else {
-                    return;
-                };
-                let _ = client.set_nodelay(true);
-                let _ = server.set_nodelay(true);
-                let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
-            });
+    serve(port, "the bare forwarder", move |mut client| {
+        let upstream = upstream.clone();
+        async move {
+            let Ok(mut server) = tokio::net::TcpStream::connect(upstream.as_str()).await else {
+                return;
+            };
+            let _ = client.set_nodelay(true);
+            let _ = server.set_nodelay(true);
+            let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
         }
     })
 }
@@ -335,56 +317,67 @@ type UpstreamConn = (
 /// Reads each request whole, sends it on with the upstream's `Host`, reads the reply whole
 /// and answers it: the HTTP work of a proxy, and nothing else.
 fn bare_http_proxy(port: u16, upstream: &str) -> Result<()> {
+    let host = hyper::header::HeaderValue::from_str(upstream).context("--upstream")?;
+    let upstream = upstream.to_string();
+    serve(port, "the bare HTTP proxy", move |client| {
+        let (upstream, host) = (upstream.clone(), host.clone());
+        async move {
+            let Ok(server) = tokio::net::TcpStream::connect(upstream.as_str()).await else {
+                return;
+            };
+            let _ = client.set_nodelay(true);
+            let _ = server.set_nodelay(true);
+            let Ok(conn) = hyper::client::conn::http1::handshake(TokioIo::new(server)).await else {
+                return;
+            };
+            // One request at a time on an HTTP/1.1 connection: never contended.
+            let conn: Arc<tokio::sync::Mutex<UpstreamConn>> =
+                Arc::new(tokio::sync::Mutex::new(conn));
+            let service = service_fn(move |req: Request<Incoming>| {
+                let (conn, host) = (Arc::clone(&conn), host.clone());
+                async move {
+                    let (mut parts, body) = req.into_parts();
+                    let body = body.collect().await?.to_bytes();
+                    parts.headers.insert(hyper::header::HOST, host);
+                    let request = Request::from_parts(parts, Full::new(body));
+                    let mut guard = conn.lock().await;
+                    let (sender, connection) = &mut *guard;
+                    let exchange = async {
+                        let (parts, body) = sender.send_request(request).await?.into_parts();
+                        let body = body.collect().await?.to_bytes();
+                        Ok::<_, hyper::Error>(Response::from_parts(parts, Full::new(body)))
+                    };
+                    tokio::select! {
+                        biased;
+                        reply = exchange => reply.map_err(anyhow::Error::from),
+                        _ = connection => Err(anyhow::anyhow!("the upstream closed the connection")),
+                    }
+                }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(client), service)
+                .await;
+        }
+    })
+}
+
+/// Listens on 127.0.0.1:`port` (a runtime of one worker a core) and runs `connection` as a
+/// task of its own for each connection accepted, until killed.
+fn serve<F, Fut>(port: u16, what: &str, connection: F) -> Result<()>
+where
+    F: Fn(tokio::net::TcpStream) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let host = hyper::header::HeaderValue::from_str(upstream).context("--upstream")?;
-    let upstream = upstream.to_string();
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))
             .await
-            .context("binding the bare HTTP proxy")?;
+            .with_context(|| format!("binding {what}"))?;
         loop {
-            let (client, _) = listener.accept().await?;
-            let (upstream, host) = (upstream.clone(), host.clone());
-            tokio::spawn(async move {
-                let Ok(server) = tokio::net::TcpStream::connect(upstream.as_str()).await else {
-                    return;
-                };
-                let _ = client.set_nodelay(true);
-                let _ = server.set_nodelay(true);
-                let Ok(conn) = hyper::client::conn::http1::handshake(TokioIo::new(server)).await
-                else {
-                    return;
-                };
-                // One request at a time on an HTTP/1.1 connection: never contended.
-                let conn: Arc<tokio::sync::Mutex<UpstreamConn>> =
-                    Arc::new(tokio::sync::Mutex::new(conn));
-                let service = service_fn(move |req: Request<Incoming>| {
-                    let (conn, host) = (Arc::clone(&conn), host.clone());
-                    async move {
-                        let (mut parts, body) = req.into_parts();
-                        let body = body.collect().await?.to_bytes();
-                        parts.headers.insert(hyper::header::HOST, host);
-                        let request = Request::from_parts(parts, Full::new(body));
-                        let mut guard = conn.lock().await;
-                        let (sender, connection) = &mut *guard;
-                        let exchange = async {
-                            let (parts, body) = sender.send_request(request).await?.into_parts();
-                            let body = body.collect().await?.to_bytes();
-                            Ok::<_, hyper::Error>(Response::from_parts(parts, Full::new(body)))
-                        };
-                        tokio::select! {
-                            biased;
-                            reply = exchange => reply.map_err(anyhow::Error::from),
-                            _ = connection => Err(anyhow::anyhow!("the upstream closed the connection")),
-                        }
-                    }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(client), service)
-                    .await;
-            });
+            let (stream, _) = listener.accept().await?;
+            tokio::spawn(connection(stream));
         }
     })
 }

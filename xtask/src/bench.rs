@@ -526,26 +526,20 @@ impl Server {
 
     /// `bench-load bare-forwarder` in front of `upstream` (an `http://` URL).
     fn forwarder(bins: &Binaries, upstream: &str) -> Result<Self> {
-        let to = upstream.strip_prefix("http://").with_context(|| {
-            format!("the forwarder's upstream is not an http:// URL: {upstream}")
-        })?;
-        Self::bench_load(
-            bins,
-            "bare forwarder",
-            &["bare-forwarder", "--upstream", to],
-        )
+        Self::in_front(bins, "bare forwarder", "bare-forwarder", upstream)
     }
 
     /// `bench-load bare-http-proxy` in front of `upstream` (an `http://` URL).
     fn http_proxy(bins: &Binaries, upstream: &str) -> Result<Self> {
-        let to = upstream.strip_prefix("http://").with_context(|| {
-            format!("the bare HTTP proxy's upstream is not an http:// URL: {upstream}")
-        })?;
-        Self::bench_load(
-            bins,
-            "bare HTTP proxy",
-            &["bare-http-proxy", "--upstream", to],
-        )
+        Self::in_front(bins, "bare HTTP proxy", "bare-http-proxy", upstream)
+    }
+
+    /// `bench-load COMMAND --upstream HOST:PORT`, from `upstream` (an `http://` URL).
+    fn in_front(bins: &Binaries, what: &str, command: &str, upstream: &str) -> Result<Self> {
+        let to = upstream
+            .strip_prefix("http://")
+            .with_context(|| format!("the {what}'s upstream is not an http:// URL: {upstream}"))?;
+        Self::bench_load(bins, what, &[command, "--upstream", to])
     }
 
     /// A server of `bench-load` (`command`, then `--port` with a free port), once it listens.
