@@ -6,6 +6,7 @@
 //! package builds only what its tests use: `pki` (rcgen), `servers` (tokio), `sdk` (the SDK
 //! without a TLS feature), `sim` (the simulator and reqwest).
 
+pub mod functions;
 pub mod heap;
 pub mod layers;
 pub mod orders;
