@@ -100,15 +100,15 @@ pub fn functions(text: &str) -> Vec<Long> {
                 open.push(pending.take());
             }
             b'}' => {
-                if let Some(Some((name, line))) = open.pop() {
-                    if test_module.is_none() {
-                        found.push(Long {
-                            file: String::new(),
-                            name,
-                            line,
-                            lines: line_of(i) - line + 1,
-                        });
-                    }
+                if let Some(Some((name, line))) = open.pop()
+                    && test_module.is_none()
+                {
+                    found.push(Long {
+                        file: String::new(),
+                        name,
+                        line,
+                        lines: line_of(i) - line + 1,
+                    });
                 }
                 if test_module == Some(open.len()) {
                     test_module = None;
