@@ -1,0 +1,18 @@
+//! Text from outside made inert for where it is written. A value that came from a
+//! recording, a journal or a service's reply may hold anything; written raw it can clear
+//! a terminal, forge a heading or a row in a pull-request comment, or make a JUnit file
+//! unparseable. Each destination has one function here, and every package that writes a
+//! value there calls it:
+//!
+//! - [`terminal::escape`]: text for a person's terminal;
+//! - [`markdown::text`] and [`markdown::code`]: a value inside a CommonMark/GFM document;
+//! - [`xml::text`]: a value in XML element text or an attribute value.
+//!
+//! All three show a character they cannot write as it is in one notation, Rust's
+//! `\u{1b}` (and `\n`, `\r`, `\t`), so a value reads the same wherever it lands.
+
+#![forbid(unsafe_code)]
+
+pub mod markdown;
+pub mod terminal;
+pub mod xml;
