@@ -6,13 +6,16 @@
 //!
 //! - [`terminal::escape`]: text for a person's terminal;
 //! - [`markdown::text`] and [`markdown::code`]: a value inside a CommonMark/GFM document;
-//! - [`xml::text`]: a value in XML element text or an attribute value.
+//! - [`xml::text`]: a value in XML element text or an attribute value;
+//! - [`json::for_terminal`]: JSON text printed where a person may read it.
 //!
-//! All three show a character they cannot write as it is in one notation, Rust's
-//! `\u{1b}` (and `\n`, `\r`, `\t`), so a value reads the same wherever it lands.
+//! The terminal, markdown and XML functions show a character they cannot write as it is
+//! in one notation, Rust's `\u{1b}` (and `\n`, `\r`, `\t`), so a value reads the same
+//! wherever it lands; JSON keeps its own (`\u001b`), which a program reads back.
 
 #![forbid(unsafe_code)]
 
+pub mod json;
 pub mod markdown;
 pub mod terminal;
 pub mod xml;

@@ -60,6 +60,29 @@ pub fn escape(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// [`escape`], with a backslash already in `s` doubled (`\\`): an escape it shows is
+/// then never ambiguous with text that only looks like one (a backslash and an `n` read
+/// `\\n`, a newline `\n`). For text a person may copy back into a tool (a deviation's pointer, a log
+/// line); [`escape`] for names and messages, where a path's backslashes would only be
+/// noise.
+pub fn escape_unambiguous(s: &str) -> Cow<'_, str> {
+    let Some(first) = s.find(|c| c == '\\' || needs_escape(c)) else {
+        return Cow::Borrowed(s);
+    };
+    let mut out = String::with_capacity(s.len() + 8);
+    out.push_str(&s[..first]);
+    for c in s[first..].chars() {
+        if c == '\\' {
+            out.push_str("\\\\");
+        } else if needs_escape(c) {
+            push_notation(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,6 +139,20 @@ mod tests {
             let text = c.to_string();
             assert!(matches!(escape(&text), Cow::Borrowed(_)), "{c:?}");
         }
+    }
+
+    #[test]
+    fn unambiguous_doubles_backslashes_too() {
+        assert_eq!(escape_unambiguous("\r\t\\n"), "\\r\\t\\\\n");
+        assert_eq!(escape_unambiguous("a\nFORGED"), "a\\nFORGED");
+        assert!(matches!(
+            escape_unambiguous("/data/0/userName"),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            escape_unambiguous("\u{1b}]8;;http://evil\u{7}x\u{9b}1m\u{202e}"),
+            "\\u{1b}]8;;http://evil\\u{7}x\\u{9b}1m\\u{202e}"
+        );
     }
 
     #[test]
