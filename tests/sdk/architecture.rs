@@ -36,7 +36,7 @@ fn no_file_is_too_long() {
 
 /// Every other package of the workspace that has no architecture test of its own (the
 /// simulator's and the proxy's check their layers too).
-const PACKAGES: [&str; 9] = [
+const PACKAGES: [&str; 10] = [
     "quickstart",
     "spec-model",
     "coverage",
@@ -44,6 +44,7 @@ const PACKAGES: [&str; 9] = [
     "sandbox-client",
     "cli",
     "xtask",
+    "bench",
     "bench-load",
     "test-support",
 ];
@@ -71,7 +72,7 @@ fn no_package_has_files_that_import_each_other() {
 /// The workspace's packages by folder, each with the packages its code (normal and build
 /// dependencies; tests may use more) may depend on: a package below never depends on one
 /// above it, so the spec model reaches every reader and the simulator never the proxy.
-const PACKAGE_LAYERS: [(&str, &str, &[&str]); 11] = [
+const PACKAGE_LAYERS: [(&str, &str, &[&str]); 12] = [
     (
         "quickstart",
         "licensing-quickstart",
@@ -80,6 +81,15 @@ const PACKAGE_LAYERS: [(&str, &str, &[&str]); 11] = [
     (
         "xtask",
         "xtask",
+        &[
+            "licensing-codegen",
+            "licensing-spec",
+            "licensing-test-support",
+        ],
+    ),
+    (
+        "bench",
+        "licensing-bench",
         &[
             "licensing-codegen",
             "licensing-spec",

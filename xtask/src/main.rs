@@ -9,8 +9,8 @@
 //!   committed invalid samples must cover. `.ci/schemas.sh` feeds them to other languages'
 //!   validators and code generators.
 //! * `bench [--quick] [--build-cost] [--partner-build] [--smoke] [--only SECTIONS]`: every benchmark
-//!   comparison in one run, written to `BENCHMARKS.md` (see `bench.rs`); `--smoke` only
-//!   checks the set-up.
+//!   comparison in one run, measured into a record and rendered as `BENCHMARKS.md` by the
+//!   benchmark lab (`bench/`, run with the same flags); `--smoke` only checks the set-up.
 //! * `clients [--test]`: TypeScript and Python clients generated from `spec/*.yaml` into
 //!   the target directory; `--test` runs a scenario in each language against
 //!   `licensing-sim` (see `clients.rs` and `xtask/clients/README.md`).
@@ -75,7 +75,7 @@ enum Command {
         /// Output directory; DIR/valid must not exist yet.
         dir: PathBuf,
     },
-    /// Run every benchmark comparison and write BENCHMARKS.md.
+    /// Run every benchmark comparison and write BENCHMARKS.md (the lab in bench/).
     Bench {
         /// Short load phases: to try the pipeline, not to publish numbers.
         #[arg(long)]
@@ -85,7 +85,7 @@ enum Command {
         #[arg(long)]
         build_cost: bool,
         /// Only check the set-up: debug builds, every path once at its smallest size, no
-        /// Prism, no oha, no timing, nothing written.
+        /// Prism, no oha, no timing, nothing written outside the target directory.
         #[arg(long)]
         smoke: bool,
         /// Also measure a partner's first build (what `partner-build` does) in this run:
@@ -95,7 +95,7 @@ enum Command {
         /// Only these sections (comma-separated: overhead, throughput, batch, paging,
         /// reply, bulk, proxy, seed, build), to work on one; the report goes to the terminal and
         /// `target/bench-only.md`, never to BENCHMARKS.md.
-        #[arg(long, value_delimiter = ',', value_parser = bench::SECTIONS)]
+        #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
     },
     /// Generate the TypeScript and Python clients of spec/*.yaml into the target directory.

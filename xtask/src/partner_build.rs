@@ -312,8 +312,11 @@ pub fn replace_section(text: &str, section: &str) -> String {
     }
 }
 
-/// The marked section of `text`, markers included, if there is one.
-pub fn existing_section(text: &str) -> Option<&str> {
+/// The marked section of `text`, markers included, if there is one: the section the
+/// benchmark lab keeps when it renders the document (by these markers, which its tests
+/// read here).
+#[cfg(test)]
+fn existing_section(text: &str) -> Option<&str> {
     let begin = text.find(BEGIN)?;
     let end = text[begin..].find(END)? + begin + END.len();
     Some(&text[begin..end])

@@ -105,15 +105,3 @@ pub fn schema_ref_name<'a>(spec: &Spec, reference: &'a str, at: &str) -> Result<
 pub fn escape(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
-
-/// `(METHOD, path template)` of the operation with this `operationId`, from the specs.
-pub fn operation(root: &Path, id: &str) -> Result<(String, String)> {
-    for spec in Spec::load_all(root)? {
-        for (path, method, op) in spec.api.operations() {
-            if op.operation_id.as_deref() == Some(id) {
-                return Ok((method.to_uppercase(), path.to_string()));
-            }
-        }
-    }
-    Err(anyhow!("no operation `{id}` in the specs"))
-}
