@@ -4,7 +4,8 @@
 //! [`reply_constraints`], [`tagged`], [`wire`]) → progenitor (builder interface) → edits
 //! of its output ([`edits`], [`setters`], [`names`], [`unset`]) → per-operation glue
 //! ([`glue`]) → the operation table ([`table`]) and the shared tolerant enums ([`enums`])
-//! → prettyplease → `$OUT_DIR/{enums,order,member,operations}.rs`.
+//! → prettyplease → `$OUT_DIR/{enums,order,member,operations}.rs`. The command line's
+//! commands come from the same operation facts ([`cli`], run by `cli/build.rs`).
 //!
 //! Every step that changes progenitor's input or output counts what it changed and fails,
 //! naming the spec file and the operation, when the spec says it must have changed
@@ -13,6 +14,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cli;
 pub mod edits;
 pub mod enums;
 pub mod glue;
@@ -146,17 +148,7 @@ pub fn build_plain_client(name: &str, file: &str) {
 pub fn build_script(services: &[(&str, &str)]) {
     let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     let started = Instant::now();
-    let mut texts = Vec::new();
-    for (name, file) in services {
-        println!("cargo:rerun-if-changed={file}");
-        let text = fs::read_to_string(file).unwrap_or_else(|e| {
-            fail(&Error {
-                file: file.to_string(),
-                message: format!("cannot read: {e}"),
-            })
-        });
-        texts.push((*name, *file, text));
-    }
+    let texts = read_specs(services);
     let services: Vec<_> = texts
         .iter()
         .map(|(name, file, text)| Service { name, file, text })
@@ -172,6 +164,24 @@ pub fn build_script(services: &[(&str, &str)]) {
         started.elapsed().as_millis().to_string(),
     )
     .expect("OUT_DIR is writable");
+}
+
+/// The text of each `(name, file)`, with cargo told to watch the file; a file that cannot
+/// be read stops the build, named.
+fn read_specs<'a>(services: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str, String)> {
+    services
+        .iter()
+        .map(|&(name, file)| {
+            println!("cargo:rerun-if-changed={file}");
+            let text = fs::read_to_string(file).unwrap_or_else(|e| {
+                fail(&Error {
+                    file: file.to_string(),
+                    message: format!("cannot read: {e}"),
+                })
+            });
+            (name, file, text)
+        })
+        .collect()
 }
 
 fn fail(error: &Error) -> ! {
