@@ -2,7 +2,8 @@
 # Proves the exported JSON Schemas (schemas/) with other languages' tools:
 #
 #   1. `cargo xtask export-schemas --check`: schemas/ is what spec/*.yaml gives (the
-#      converter's unit tests run with the workspace's, README command 2);
+#      translation is licensing-json-schema, whose unit tests run with the workspace's,
+#      README command 2);
 #   2. every example of both specs (`cargo xtask export-samples`) is accepted, and every
 #      committed invalid payload (tests/schema-samples/invalid/) is rejected, by
 #      check-jsonschema (Python) and ajv-cli (Node, draft 2020-12 with ajv-formats);

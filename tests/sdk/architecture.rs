@@ -36,7 +36,7 @@ fn no_file_is_too_long() {
 
 /// Every other package of the workspace that has no architecture test of its own (the
 /// simulator's and the proxy's check their layers too).
-const PACKAGES: [&str; 10] = [
+const PACKAGES: [&str; 11] = [
     "quickstart",
     "spec-model",
     "coverage",
@@ -47,6 +47,7 @@ const PACKAGES: [&str; 10] = [
     "bench",
     "bench-load",
     "test-support",
+    "json-schema",
 ];
 
 #[test]
@@ -72,7 +73,7 @@ fn no_package_has_files_that_import_each_other() {
 /// The workspace's packages by folder, each with the packages its code (normal and build
 /// dependencies; tests may use more) may depend on: a package below never depends on one
 /// above it, so the spec model reaches every reader and the simulator never the proxy.
-const PACKAGE_LAYERS: [(&str, &str, &[&str]); 12] = [
+const PACKAGE_LAYERS: [(&str, &str, &[&str]); 13] = [
     (
         "quickstart",
         "licensing-quickstart",
@@ -84,6 +85,7 @@ const PACKAGE_LAYERS: [(&str, &str, &[&str]); 12] = [
         &[
             "licensing-codegen",
             "licensing-spec",
+            "licensing-json-schema",
             "licensing-test-support",
         ],
     ),
@@ -141,6 +143,7 @@ const PACKAGE_LAYERS: [(&str, &str, &[&str]); 12] = [
         "licensing-coverage",
         &["licensing-sdk", "licensing-spec"],
     ),
+    ("json-schema", "licensing-json-schema", &["licensing-spec"]),
     ("codegen", "licensing-codegen", &["licensing-spec"]),
     ("spec-model", "licensing-spec", &[]),
 ];

@@ -9,15 +9,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use licensing_json_schema::{Ctx, DIALECT, Document, to_pretty};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::convert::Converter;
-use crate::json::{Ctx, to_pretty};
 use crate::spec::Spec;
-
-/// The JSON Schema dialect of every exported file.
-pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// Base of the `$id`s. `.invalid` (RFC 2606) never resolves: an `$id` names a schema, it
 /// is not a place to download it from. Every `$ref` inside a file stays inside that file.
@@ -47,7 +43,13 @@ pub fn export_all(specs: &[Spec]) -> Result<Vec<Exported>> {
     for spec in specs {
         for name in spec.schema_names() {
             ensure_file_name(name)?;
-            let schema = export_one(spec, name)
+            let document = Document {
+                file: spec.service.spec,
+                api: &spec.api,
+                raw: &spec.raw,
+            };
+            let id = format!("{ID_BASE}{}/{name}.json", spec.service.name);
+            let schema = licensing_json_schema::self_contained(document, name, &id)
                 .with_context(|| format!("exporting {}/{name}", spec.service.name))?;
             exported.push(Exported {
                 service: spec.service.name,
@@ -57,35 +59,6 @@ pub fn export_all(specs: &[Spec]) -> Result<Vec<Exported>> {
         }
     }
     Ok(exported)
-}
-
-/// The self-contained file of component `name`: the component at the root and everything
-/// it refers to, transitively, under `$defs`.
-fn export_one(spec: &Spec, name: &str) -> Result<Value> {
-    let converter = Converter::new(spec, name);
-    let root = converter.component(name)?;
-    let mut defs = Map::new();
-    let mut pending: BTreeSet<String> = root.refs;
-    while let Some(dependency) = pending.pop_first() {
-        let converted = converter.component(&dependency)?;
-        pending.extend(
-            converted
-                .refs
-                .into_iter()
-                .filter(|r| !defs.contains_key(r) && *r != dependency),
-        );
-        defs.insert(dependency, converted.schema.to_value());
-    }
-    let mut schema = root.schema;
-    schema.insert("$schema".into(), DIALECT.into());
-    schema.insert(
-        "$id".into(),
-        format!("{ID_BASE}{}/{name}.json", spec.service.name).into(),
-    );
-    if !defs.is_empty() {
-        schema.insert("$defs".into(), defs.into());
-    }
-    Ok(schema.to_value())
 }
 
 #[derive(Serialize)]

@@ -33,10 +33,8 @@
 mod bench;
 mod clients;
 mod console;
-mod convert;
 mod docs;
 mod export;
-mod json;
 mod ops;
 mod partner_build;
 mod samples;

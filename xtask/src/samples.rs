@@ -16,12 +16,12 @@ use std::path::Path;
 
 use anyhow::{Context, Result, anyhow, bail};
 use indexmap::IndexMap;
+use licensing_json_schema::{Ctx, to_pretty};
 use openapiv3::{MediaType, ReferenceOr};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::export::{Exported, export_all};
-use crate::json::{Ctx, to_pretty};
 use crate::spec::{Spec, escape, schema_ref_name};
 
 /// The keywords that reject instances and that the invalid samples must exercise, each
