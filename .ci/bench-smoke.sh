@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The benchmark's set-up where cargo is told to build elsewhere: `cargo xtask bench
-# --smoke` with CARGO_TARGET_DIR set to a directory other than target/ (the caller's, or
-# a fresh one). It builds the simulator and the benchmarks (debug), finds every binary
-# through cargo's JSON messages and `cargo metadata`, starts licensing-sim and both bare
-# servers, runs each path once at its smallest size (SDK overhead, throughput load,
-# batch client side, simulator side and round trip, paging) and checks the results;
-# nothing is timed or written. Then it checks that every binary it ran came from that
-# directory.
+# --smoke` (the lab in bench/) with CARGO_TARGET_DIR set to a directory other than
+# target/ (the caller's, or a fresh one). It builds the simulator and the benchmarks
+# (debug), finds every binary through cargo's JSON messages and `cargo metadata`, starts
+# licensing-sim and the bare servers, runs each path once at its smallest size (SDK
+# overhead, throughput load, batch client side, simulator side and round trip, paging,
+# the hostile reply, bulk submit, the proxy, the seeds), checks the results, writes their
+# record into that directory and renders it in memory; nothing is timed, and nothing is
+# written outside that directory. Then it checks that every binary it ran came from there.
 # Needs: cargo (the rest builds from the lock file).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -14,7 +14,6 @@ use crate::progress::step;
 /// The benchmark binaries (the SDK's `benches/`).
 pub const BENCHES: [&str; 5] = ["overhead", "batch", "paging", "reply", "bulk"];
 
-
 /// Where cargo put what the benchmark runs.
 pub struct Binaries {
     pub target_dir: PathBuf,
@@ -156,7 +155,12 @@ pub fn target_dir(root: &Path) -> Result<PathBuf> {
 
 /// Runs a benchmark binary (`--bench`: full measurement; without it, the smoke run) that
 /// prints one JSON object on its last stdout line.
-pub fn bench_json(bins: &Binaries, name: &str, smoke: bool, env: &[(&str, String)]) -> Result<Value> {
+pub fn bench_json(
+    bins: &Binaries,
+    name: &str,
+    smoke: bool,
+    env: &[(&str, String)],
+) -> Result<Value> {
     let exe = &bins.benches[name];
     let mut cmd = Command::new(exe);
     if !smoke {

@@ -125,7 +125,6 @@ fn dechunk(mut rest: &[u8]) -> Result<Vec<u8>> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::dechunk;

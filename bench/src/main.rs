@@ -105,8 +105,9 @@ fn run(command: Command) -> Result<()> {
         } => {
             let record = match results {
                 Some(path) => path,
-                None => measure::Options::default()
-                    .results_path(&licensing_bench::target_dir(&root)?),
+                None => {
+                    measure::Options::default().results_path(&licensing_bench::target_dir(&root)?)
+                }
             };
             let outputs = render::Outputs {
                 document: output,

@@ -10,8 +10,8 @@ use std::{
 use anyhow::{Context, Result};
 
 use crate::cargo::{Binaries, bench_json, target_dir};
-pub use crate::lab::{Options, SECTIONS};
 use crate::lab::{Lab, PAGING_MEMBERS};
+pub use crate::lab::{Options, SECTIONS};
 use crate::oha::OhaInstall;
 use crate::peers::PeersInstall;
 pub use crate::progress::step;

@@ -11,8 +11,8 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 use crate::APP_TOKEN;
-use crate::load::{Endpoint, LOAD_CONNECTIONS};
 use crate::lab::Lab;
+use crate::load::{Endpoint, LOAD_CONNECTIONS};
 use crate::results::WarmUp;
 use crate::stats::f;
 
@@ -137,7 +137,13 @@ fn oha_url_pattern(url: &str) -> String {
 /// thread, `seconds` long, as `bench-load` loads it; every request with a fresh
 /// `g_nonce`. Returns `{rps, p50_us, p99_us, requests, non_200}`: `rps` counts the
 /// answers received (oha's own figure also counts the requests cut off at the end).
-pub fn oha_load(lab: &Lab, oha: &Path, base: &str, endpoint: Endpoint, seconds: u64) -> Result<Value> {
+pub fn oha_load(
+    lab: &Lab,
+    oha: &Path,
+    base: &str,
+    endpoint: Endpoint,
+    seconds: u64,
+) -> Result<Value> {
     let (id, params, body) = endpoint.request();
     let (method, path) = lab.operation(id)?;
     let mut cmd = Command::new(oha);
@@ -178,7 +184,6 @@ pub fn oha_load(lab: &Lab, oha: &Path, base: &str, endpoint: Endpoint, seconds: 
         "requests": answered, "non_200": answered - ok,
     }))
 }
-
 
 #[cfg(test)]
 mod tests {

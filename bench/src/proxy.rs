@@ -5,8 +5,8 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
 
 use crate::http::bind_customer;
-use crate::load::{Endpoint, LOAD_CONNECTIONS, SLICE_MS, load, load_with};
 use crate::lab::Lab;
+use crate::load::{Endpoint, LOAD_CONNECTIONS, SLICE_MS, load, load_with};
 use crate::servers::Server;
 use crate::stats::{f, median, range, spread_of};
 
@@ -73,7 +73,10 @@ pub fn measure(lab: &Lab) -> Result<Value> {
                 }
             }
         }
-        results.insert(label.to_string(), summarize(&loaded, &single, rounds, seconds));
+        results.insert(
+            label.to_string(),
+            summarize(&loaded, &single, rounds, seconds),
+        );
     }
     let deviations = std::fs::read_to_string(&report_file)
         .unwrap_or_default()

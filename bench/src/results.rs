@@ -155,7 +155,10 @@ impl Results {
             .read_to_end(&mut text)
             .with_context(|| format!("reading {}", path.display()))?;
         if text.len() as u64 > MAX_BYTES {
-            bail!("{}: over {MAX_BYTES} bytes, not a results record", path.display());
+            bail!(
+                "{}: over {MAX_BYTES} bytes, not a results record",
+                path.display()
+            );
         }
         let results: Self = serde_json::from_slice(&text)
             .with_context(|| format!("{}: not a results record", path.display()))?;

@@ -66,7 +66,11 @@ mod tests {
 
     #[test]
     fn medians_and_ranges() {
-        assert_eq!(median(vec![3.0, 1.0, 2.0, 4.0]), 2.5, "the mean of the middle two");
+        assert_eq!(
+            median(vec![3.0, 1.0, 2.0, 4.0]),
+            2.5,
+            "the mean of the middle two"
+        );
         assert_eq!(median(vec![5.0, 1.0, 3.0]), 3.0);
         assert!(median(Vec::new()).is_nan());
         assert_eq!(range(&[2.0, 0.5, 9.0]), [0.5, 9.0]);

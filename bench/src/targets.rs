@@ -52,7 +52,12 @@ const TABLE: [(&str, Bound, f64, &str); 18] = [
     ("bulk.throughput", Bound::AtLeast, 0.9, "≥ 0.9×"),
     ("proxy.vs_forwarder", Bound::AtLeast, 0.85, "≥ 0.85×"),
     ("seed.seconds", Bound::AtMost, 2.0, "≤ 2 s"),
-    ("seed.peak_bytes", Bound::AtMost, 150.0 * 1_048_576.0, "≤ 150 MB"),
+    (
+        "seed.peak_bytes",
+        Bound::AtMost,
+        150.0 * 1_048_576.0,
+        "≤ 150 MB",
+    ),
     ("build.generation_ms", Bound::AtMost, 1000.0, "≤ 1 s"),
     ("build.rebuild_s", Bound::AtMost, 10.0, "≤ 10 s"),
 ];
@@ -90,7 +95,10 @@ mod tests {
         assert!(find(&recorded, "overhead.median").unwrap().met_by(1.5));
         assert!(!find(&all(), "overhead.median").unwrap().met_by(1.5));
         // Added since the record: this table's.
-        assert_eq!(find(&[], "paging.time"), all().into_iter().find(|t| t.key == "paging.time"));
+        assert_eq!(
+            find(&[], "paging.time"),
+            all().into_iter().find(|t| t.key == "paging.time")
+        );
         assert!(find(&[], "no.such").is_none());
         for target in all() {
             assert!(!target.met_by(f64::NAN), "{}", target.key);

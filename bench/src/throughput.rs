@@ -10,8 +10,8 @@ use anyhow::{Result, bail};
 use serde_json::{Map, Value, json};
 
 use crate::http::bind_customer;
-use crate::load::{Endpoint, SLICE_MS, load};
 use crate::lab::Lab;
+use crate::load::{Endpoint, SLICE_MS, load};
 use crate::oha::{OHA_ROUNDS, OHA_VERSION, OhaInstall, WARM_UP, WARM_UP_QUICK, oha_load, warm_up};
 use crate::peers;
 use crate::results::{Throughput, Versions};
@@ -206,7 +206,11 @@ fn oha_rounds_of(
         }
         for i in order {
             let r = oha_load(lab, &oha, &servers.all[i].url, endpoint, seconds)?;
-            eprintln!("oha: {} {label}, round {}: {r}", servers.names[i], round + 1);
+            eprintln!(
+                "oha: {} {label}, round {}: {r}",
+                servers.names[i],
+                round + 1
+            );
             runs[i].push(r);
         }
     }

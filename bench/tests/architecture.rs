@@ -17,7 +17,11 @@ fn no_file_is_too_long_and_no_function_either() {
         .into_iter()
         .map(|f| format!("{}:{} {} ({} lines)", f.file, f.line, f.name, f.lines))
         .collect();
-    assert!(long.is_empty(), "functions over 150 lines:\n{}", long.join("\n"));
+    assert!(
+        long.is_empty(),
+        "functions over 150 lines:\n{}",
+        long.join("\n")
+    );
 }
 
 #[test]

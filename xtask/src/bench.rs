@@ -19,8 +19,15 @@ pub struct Options {
 
 pub fn run(root: &Path, options: &Options) -> Result<()> {
     let mut lab = Command::new(env!("CARGO"));
-    lab.args(["run", "--quiet", "--package", "licensing-bench", "--", "run"])
-        .current_dir(root);
+    lab.args([
+        "run",
+        "--quiet",
+        "--package",
+        "licensing-bench",
+        "--",
+        "run",
+    ])
+    .current_dir(root);
     for (on, flag) in [
         (options.quick, "--quick"),
         (options.build_cost, "--build-cost"),
@@ -46,8 +53,11 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         let path = root.join("BENCHMARKS.md");
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("reading {}", path.display()))?;
-        std::fs::write(&path, crate::partner_build::replace_section(&text, &section))
-            .with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(
+            &path,
+            crate::partner_build::replace_section(&text, &section),
+        )
+        .with_context(|| format!("writing {}", path.display()))?;
         println!("{section}");
     }
     Ok(())

@@ -17,8 +17,8 @@ use crate::specs::Spec;
 mod install;
 mod stubs;
 
-pub use install::{PeersInstall, java_version, node_version};
 use install::wiremock_jar;
+pub use install::{PeersInstall, java_version, node_version};
 use stubs::{Stub, write_mockoon, write_wiremock};
 
 /// The npm package `wiremock`: WireMock's standalone jar, run with Java.
@@ -207,5 +207,4 @@ mod tests {
         );
         assert!(check(Peer::WireMock, &url, &stub, &probe).is_err());
     }
-
 }

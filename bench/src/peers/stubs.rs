@@ -369,5 +369,4 @@ mod tests {
         assert_eq!(mockoon_endpoint("/a/{id}/b"), "a/:id/b");
         assert_eq!(mockoon_endpoint("/a/b"), "a/b");
     }
-
 }

@@ -73,9 +73,15 @@ mod tests {
         assert_eq!(kib(2048.0), "2.0 KiB");
         assert_eq!(kib(3.0 * 1024.0 * 1024.0), "3.0 MiB");
         assert_eq!(kib(f64::NAN), "—");
-        assert_eq!((ms(250.0), ms(1500.0), ms(f64::NAN)), ("250 µs".into(), "1.5 ms".into(), "—".into()));
+        assert_eq!(
+            (ms(250.0), ms(1500.0), ms(f64::NAN)),
+            ("250 µs".into(), "1.5 ms".into(), "—".into())
+        );
         assert_eq!(times(f64::INFINITY), "—");
-        assert_eq!(times_over(1.2, 1.0, 1.5, 3, "runs"), "1.20× (1.00–1.50× over 3 runs)");
+        assert_eq!(
+            times_over(1.2, 1.0, 1.5, 3, "runs"),
+            "1.20× (1.00–1.50× over 3 runs)"
+        );
         assert_eq!(times_over(1.2, 1.2, 1.2, 1, "runs"), "1.20×");
     }
 }

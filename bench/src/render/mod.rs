@@ -252,10 +252,15 @@ mod tests {
 
     #[test]
     fn the_partner_section_is_kept_whole() {
-        let old = format!("# Benchmarks\n\nold rows\n\n{PARTNER_BEGIN}\n## A partner's first build\n\n| a |\n{PARTNER_END}\n");
+        let old = format!(
+            "# Benchmarks\n\nold rows\n\n{PARTNER_BEGIN}\n## A partner's first build\n\n| a |\n{PARTNER_END}\n"
+        );
         assert_eq!(
             partner_section(&old),
-            Some(format!("{PARTNER_BEGIN}\n## A partner's first build\n\n| a |\n{PARTNER_END}").as_str())
+            Some(
+                format!("{PARTNER_BEGIN}\n## A partner's first build\n\n| a |\n{PARTNER_END}")
+                    .as_str()
+            )
         );
         assert_eq!(partner_section("# Benchmarks\n"), None);
         assert_eq!(partner_section(&format!("{PARTNER_BEGIN}\nno end")), None);

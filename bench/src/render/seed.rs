@@ -59,7 +59,11 @@ impl Report<'_> {
                 "cargo xtask bench --only seed",
             );
             let p = median(peaks.clone());
-            let target = self.judge("seed.peak_bytes", &format!("{what}, peak resident memory"), p);
+            let target = self.judge(
+                "seed.peak_bytes",
+                &format!("{what}, peak resident memory"),
+                p,
+            );
             self.row(
                 format!("{what}, peak resident memory"),
                 format!("{} seed", kib(f(&r["seed_bytes"]))),

@@ -115,7 +115,12 @@ impl Report<'_> {
         let peer_rounds: String = peers
             .iter()
             .filter(|(key, _, _)| !t[format!("{key}/{label}")].is_null())
-            .map(|(key, name, _)| format!("; {name} {}", rounds_of(&t[format!("{key}/{label}")], "rounds")))
+            .map(|(key, name, _)| {
+                format!(
+                    "; {name} {}",
+                    rounds_of(&t[format!("{key}/{label}")], "rounds")
+                )
+            })
             .collect();
         self.notes.push(format!(
             "Throughput, {label}, req/s by round: licensing-sim {}; bare hyper {}; Prism {}{peer_rounds}.",
