@@ -9,6 +9,11 @@ use proc_macro2::TokenStream;
 
 use crate::{names::snake, spec::Op};
 
+mod client_docs;
+mod send;
+
+pub use client_docs::{await_examples, hide_constructors};
+
 /// What the edits changed, for the checks and the tests.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Report {
@@ -21,38 +26,6 @@ pub struct Report {
     pub glued: usize,
     /// Re-exports pushed into the `types` module.
     pub reexported: usize,
-}
-
-/// Hides progenitor's constructors of `Client` (`new`, `new_with_client`) from the docs:
-/// they take the runtime only the SDK's `Client::builder` makes, and `new` would build
-/// an HTTP client of its own, without the SDK's transport settings. The client's page
-/// then opens with `builder`. Fails when either is not where progenitor puts them.
-pub fn hide_constructors(file: &mut syn::File) -> Result<(), String> {
-    let mut hidden = BTreeSet::new();
-    for item in &mut file.items {
-        let syn::Item::Impl(imp) = item else { continue };
-        let is_client = imp.trait_.is_none()
-            && matches!(&*imp.self_ty, syn::Type::Path(p) if p.path.is_ident("Client"));
-        if !is_client {
-            continue;
-        }
-        for item in &mut imp.items {
-            if let syn::ImplItem::Fn(f) = item {
-                let name = f.sig.ident.to_string();
-                if name == "new" || name == "new_with_client" {
-                    f.attrs.push(syn::parse_quote!(#[doc(hidden)]));
-                    hidden.insert(name);
-                }
-            }
-        }
-    }
-    if hidden.len() == 2 {
-        Ok(())
-    } else {
-        Err(format!(
-            "progenitor's `impl Client` has not both `new` and `new_with_client` (found {hidden:?})"
-        ))
-    }
 }
 
 /// Applies every edit and checks each against the operations.
@@ -93,10 +66,10 @@ pub fn apply(
                 for item in items.iter_mut() {
                     match item {
                         syn::Item::Impl(imp) => {
-                            if let Some(builder) = drop_api_version(imp)? {
+                            if let Some(builder) = send::drop_api_version(imp)? {
                                 report.unversioned.insert(builder);
                             }
-                            if let Some(builder) = prepare_body(imp)?
+                            if let Some(builder) = send::prepare_body(imp)?
                                 && !report.validated.insert(builder.clone())
                             {
                                 return Err(format!("builder `{builder}`: two `send()` functions"));
@@ -187,62 +160,6 @@ fn check(
     Ok(())
 }
 
-/// progenitor's example on each `Client` method calls `.send()`, the raw call without
-/// retries that returns the envelope; the example awaits the builder instead, as the
-/// crate's documentation teaches: the call with the client's retries, returning `data`.
-/// Fails naming the operation whose method has no such example.
-pub fn await_examples(file: &mut syn::File, ops: &[Op]) -> Result<usize, String> {
-    const SEND: &str = "\n    .send()\n    .await;\n```";
-    const AWAIT: &str = "\n    .await?;\n```\n\nAwaiting the builder sends the request, \
-        retrying as the client's policy allows, and returns the reply's `data`.";
-    let mut done = BTreeSet::new();
-    for item in &mut file.items {
-        let syn::Item::Impl(imp) = item else { continue };
-        if imp.trait_.is_some()
-            || !matches!(&*imp.self_ty, syn::Type::Path(p) if p.path.is_ident("Client"))
-        {
-            continue;
-        }
-        for item in &mut imp.items {
-            let syn::ImplItem::Fn(f) = item else { continue };
-            let name = f.sig.ident.to_string();
-            for attr in &mut f.attrs {
-                let syn::Meta::NameValue(doc) = &mut attr.meta else {
-                    continue;
-                };
-                let syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(text),
-                    ..
-                }) = &mut doc.value
-                else {
-                    continue;
-                };
-                let value = text.value();
-                let call = format!("let response = client.{name}()");
-                if !doc.path.is_ident("doc") || !value.contains(&call) || !value.contains(SEND) {
-                    continue;
-                }
-                let value = value
-                    .replace(&call, &format!("let data = client.{name}()"))
-                    .replace(SEND, AWAIT);
-                *text = syn::LitStr::new(&value, text.span());
-                done.insert(name.clone());
-            }
-        }
-    }
-    for op in ops {
-        let method = snake(&op.id);
-        if !done.contains(&method) {
-            return Err(format!(
-                "{}: `Client::{method}` has no example calling `.send()` to rewrite \
-                 (progenitor's output changed?)",
-                op.id
-            ));
-        }
-    }
-    Ok(done.len())
-}
-
 fn defined_name(item: &syn::Item) -> Option<String> {
     match item {
         syn::Item::Enum(e) => Some(e.ident.to_string()),
@@ -252,237 +169,14 @@ fn defined_name(item: &syn::Item) -> Option<String> {
     }
 }
 
-/// progenitor adds an `api-version` header (the spec's `info.version`) to every request.
-/// The platform's documents define no such header, so `send()` does not send it: the
-/// `header_map.append(…"api-version"…)` statement goes, and with it the header map when
-/// nothing else is put in it (no operation has header parameters), which also saves
-/// building and merging a map on every call. Returns the builder's name when it has a
-/// `send()`; a `send()` without that statement fails, naming the builder.
-fn drop_api_version(imp: &mut syn::ItemImpl) -> Result<Option<String>, String> {
-    let syn::Type::Path(self_ty) = &*imp.self_ty else {
-        return Ok(None);
-    };
-    let Some(builder) = self_ty.path.segments.last().map(|s| s.ident.to_string()) else {
-        return Ok(None);
-    };
-    let Some(send) = imp.items.iter_mut().find_map(|item| match item {
-        syn::ImplItem::Fn(f) if f.sig.ident == "send" => Some(f),
-        _ => None,
-    }) else {
-        return Ok(None);
-    };
-    let text = |stmt: &syn::Stmt| quote::quote!(#stmt).to_string();
-    let stmts = &mut send.block.stmts;
-    let before = stmts.len();
-    stmts.retain(|s| {
-        let t = text(s);
-        !(t.starts_with("header_map . append") && t.contains("\"api-version\""))
-    });
-    if stmts.len() + 1 != before {
-        return Err(format!(
-            "builder `{builder}`: `send()` has {} `header_map.append(…\"api-version\"…)` \
-             statements, not one (progenitor's output changed?)",
-            before - stmts.len()
-        ));
-    }
-    let is_map = |s: &syn::Stmt| text(s).starts_with("let mut header_map =");
-    let used = stmts
-        .iter()
-        .any(|s| !is_map(s) && text(s).starts_with("header_map"));
-    if !used {
-        stmts.retain(|s| !is_map(s));
-        let mut headers = HeadersCall(0);
-        syn::visit_mut::VisitMut::visit_block_mut(&mut headers, &mut send.block);
-        if headers.0 != 1 {
-            return Err(format!(
-                "builder `{builder}`: `send()` has {} `.headers(header_map)` calls, not one \
-                 (progenitor's output changed?)",
-                headers.0
-            ));
-        }
-    }
-    Ok(Some(builder))
-}
-
-/// `x.headers(header_map)` becomes `x`.
-struct HeadersCall(usize);
-
-impl syn::visit_mut::VisitMut for HeadersCall {
-    fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
-        syn::visit_mut::visit_expr_mut(self, expr);
-        let syn::Expr::MethodCall(m) = expr else {
-            return;
-        };
-        let is_map = m.args.len() == 1
-            && matches!(&m.args[0], syn::Expr::Path(p) if p.path.is_ident("header_map"));
-        if m.method == "headers" && is_map {
-            *expr = (*m.receiver).clone();
-            self.0 += 1;
-        }
-    }
-}
-
-/// In a builder with a body: `new()` starts with no prepared body; `send()` takes the
-/// prepared one when there is one, and otherwise converts, checks (the rules typify does
-/// not, `crate::validate`) and serializes the body itself; the request carries those bytes.
-/// The operation's `IntoFuture` prepares the body once (`glue::builder`), so that every
-/// attempt of a call sends the same bytes instead of cloning and serializing the whole
-/// body again. Returns the builder's name when it edited `send()`.
-fn prepare_body(imp: &mut syn::ItemImpl) -> Result<Option<String>, String> {
-    let syn::Type::Path(self_ty) = &*imp.self_ty else {
-        return Ok(None);
-    };
-    let Some(builder) = self_ty.path.segments.last().map(|s| s.ident.to_string()) else {
-        return Ok(None);
-    };
-    let at = |what: &str| format!("builder `{builder}`: {what} (progenitor's output changed?)");
-    let Some(send) = imp
-        .items
-        .iter()
-        .position(|item| matches!(item, syn::ImplItem::Fn(f) if f.sig.ident == "send"))
-    else {
-        return Ok(None);
-    };
-    let syn::ImplItem::Fn(f) = &mut imp.items[send] else {
-        unreachable!()
-    };
-    let Some(let_body) = f.block.stmts.iter().position(|s| {
-        matches!(s, syn::Stmt::Local(syn::Local { pat: syn::Pat::Ident(p), .. }) if p.ident == "body")
-    }) else {
-        return Ok(None);
-    };
-    // `let Self { client, .., body } = self;` also takes the prepared body.
-    let destructured = f.block.stmts.iter_mut().any(|s| match s {
-        syn::Stmt::Local(syn::Local {
-            pat: syn::Pat::Struct(p),
-            ..
-        }) if p.path.is_ident("Self") => {
-            let ident: syn::Ident = syn::parse_quote!(prepared);
-            p.fields.push(syn::FieldPat {
-                attrs: Vec::new(),
-                member: syn::Member::Named(ident.clone()),
-                colon_token: None,
-                pat: Box::new(syn::Pat::Ident(syn::PatIdent {
-                    attrs: Vec::new(),
-                    by_ref: None,
-                    mutability: None,
-                    ident,
-                    subpat: None,
-                })),
-            });
-            true
-        }
-        _ => false,
-    });
-    if !destructured {
-        return Err(at("`send()` does not start with `let Self { .. } = self;`"));
-    }
-    let syn::Stmt::Local(local) = &mut f.block.stmts[let_body] else {
-        unreachable!()
-    };
-    // progenitor: `let body = body.and_then(<convert>).map_err(Error::InvalidRequest)?;`
-    let converted = match local.init.as_ref().map(|i| &*i.expr) {
-        Some(syn::Expr::Try(t)) => match &*t.expr {
-            syn::Expr::MethodCall(m) if m.method == "map_err" => (*m.receiver).clone(),
-            _ => return Err(at("`let body` is not `….map_err(Error::InvalidRequest)?`")),
-        },
-        _ => return Err(at("`let body` is not `….map_err(Error::InvalidRequest)?`")),
-    };
-    local.init = Some(syn::LocalInit {
-        eq_token: Default::default(),
-        expr: Box::new(syn::parse_quote! {
-            match prepared {
-                ::std::option::Option::Some(prepared) => prepared,
-                ::std::option::Option::None => crate::__generated::PreparedBody::new(#converted)
-                    .map_err(Error::InvalidRequest)?,
-            }
-        }),
-        diverge: None,
-    });
-    let mut json = JsonBody(0);
-    syn::visit_mut::VisitMut::visit_block_mut(&mut json, &mut f.block);
-    if json.0 != 1 {
-        return Err(at(&format!(
-            "`send()` has {} `.json(&body)` calls, not one",
-            json.0
-        )));
-    }
-    let new = imp.items.iter_mut().find_map(|item| match item {
-        syn::ImplItem::Fn(f) if f.sig.ident == "new" => Some(f),
-        _ => None,
-    });
-    let literal = new.and_then(|f| match f.block.stmts.last_mut() {
-        Some(syn::Stmt::Expr(syn::Expr::Struct(s), None)) if s.path.is_ident("Self") => Some(s),
-        _ => None,
-    });
-    let Some(literal) = literal else {
-        return Err(at("`new()` does not end with `Self { .. }`"));
-    };
-    literal
-        .fields
-        .push(syn::parse_quote!(prepared: ::std::option::Option::None));
-    Ok(Some(builder))
-}
-
-/// `.json(&body)` becomes `.header(CONTENT_TYPE, "application/json").body(body.body())`.
-struct JsonBody(usize);
-
-impl syn::visit_mut::VisitMut for JsonBody {
-    fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
-        syn::visit_mut::visit_expr_mut(self, expr);
-        let syn::Expr::MethodCall(m) = expr else {
-            return;
-        };
-        let is_body = m.args.len() == 1
-            && matches!(&m.args[0], syn::Expr::Reference(r)
-                if matches!(&*r.expr, syn::Expr::Path(p) if p.path.is_ident("body")));
-        if m.method != "json" || !is_body {
-            return;
-        }
-        let receiver = &m.receiver;
-        *expr = syn::parse_quote! {
-            #receiver
-                .header(
-                    ::reqwest::header::CONTENT_TYPE,
-                    ::reqwest::header::HeaderValue::from_static("application/json"),
-                )
-                .body(body.body())
-        };
-        self.0 += 1;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use quote::quote;
 
     use super::*;
-
-    #[test]
-    fn the_client_constructors_are_hidden_and_their_absence_is_an_error() {
-        let mut file: syn::File = syn::parse_quote! {
-            pub struct Client;
-            impl Client {
-                pub fn new() -> Self { Client }
-                pub fn new_with_client() -> Self { Client }
-                pub fn other(&self) {}
-            }
-            impl Clone for Client { fn clone(&self) -> Self { Client } }
-        };
-        hide_constructors(&mut file).unwrap();
-        let code = quote::quote!(#file).to_string();
-        assert_eq!(code.matches("# [doc (hidden)]").count(), 2, "{code}");
-        assert!(code.contains("# [doc (hidden)] pub fn new ()"), "{code}");
-        assert!(!code.contains("# [doc (hidden)] pub fn other"), "{code}");
-        let mut reshaped: syn::File = syn::parse_quote! {
-            impl Client { pub fn new() -> Self { Client } }
-        };
-        let error = hide_constructors(&mut reshaped).unwrap_err();
-        assert!(error.contains("new_with_client"), "{error}");
-    }
     use crate::spec::{Data, Pagination};
 
-    fn op(id: &str, request: Option<&str>, paged: bool) -> Op {
+    pub(super) fn op(id: &str, request: Option<&str>, paged: bool) -> Op {
         Op {
             id: id.into(),
             method: "POST".into(),
@@ -707,34 +401,6 @@ mod tests {
             apply(&mut file, &[], &[], reexport(), vec![]),
             Err(
                 "progenitor's output has no `builder` module (progenitor's output changed?)".into()
-            )
-        );
-    }
-
-    #[test]
-    fn method_examples_await_the_builder() {
-        let mut file: syn::File = syn::parse_quote! {
-            impl Client {
-                #[doc = "Allocate\n\nSends a `POST` request to `/x`\n\n```ignore\nlet response = client.do_thing()\n    .body(body)\n    .send()\n    .await;\n```"]
-                pub fn do_thing(&self) {}
-            }
-        };
-        assert_eq!(
-            await_examples(&mut file, &[op("doThing", None, false)]),
-            Ok(1)
-        );
-        let code = quote!(#file).to_string();
-        assert!(
-            code.contains("let data = client.do_thing()\\n    .body(body)\\n    .await?;\\n```"),
-            "{code}"
-        );
-        assert!(!code.contains("send()"), "{code}");
-        assert_eq!(
-            await_examples(&mut file, &[op("doThing", None, false)]),
-            Err(
-                "doThing: `Client::do_thing` has no example calling `.send()` to rewrite \
-                 (progenitor's output changed?)"
-                    .into()
             )
         );
     }
