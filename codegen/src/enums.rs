@@ -159,10 +159,30 @@ fn enum_def(name: &str, schema: &Schema) -> Result<Option<EnumDef>, String> {
     }))
 }
 
+/// What the integer and the string forms of an enum share.
+struct Parts {
+    ty: proc_macro2::Ident,
+    doc: String,
+    fallback: proc_macro2::Ident,
+    fallback_doc: &'static str,
+    variants: Vec<proc_macro2::Ident>,
+    docs: Vec<String>,
+    common: TokenStream,
+}
+
 impl EnumDef {
     fn generate(&self, name: &str) -> TokenStream {
+        let parts = self.parts(name);
+        if self.integer {
+            self.integer_enum(parts)
+        } else {
+            self.string_enum(parts)
+        }
+    }
+
+    fn parts(&self, name: &str) -> Parts {
         let ty = format_ident!("{name}");
-        let doc = self.description.trim();
+        let doc = self.description.trim().to_string();
         let (fallback, fallback_doc) = if name == "ErrorCode" {
             (
                 format_ident!("Other"),
@@ -201,116 +221,148 @@ impl EnumDef {
                 }
             }
         };
-        if self.integer {
-            let lits: Vec<i32> = self
-                .values
-                .iter()
-                .map(|(v, _, _)| v.parse().expect("integer enum"))
-                .collect();
-            quote! {
-                #[doc = #doc]
-                #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-                pub enum #ty {
-                    #(#[doc = #docs] #variants,)*
-                    #[doc = #fallback_doc]
-                    #fallback(i32),
-                }
-                impl #ty {
-                    #common
-                    /// The wire value.
-                    pub fn value(&self) -> i32 {
-                        match self {
-                            #(Self::#variants => #lits,)*
-                            Self::#fallback(v) => *v,
-                        }
-                    }
-                }
-                impl ::std::convert::From<i32> for #ty {
-                    fn from(v: i32) -> Self {
-                        match v {
-                            #(#lits => Self::#variants,)*
-                            other => Self::#fallback(other),
-                        }
-                    }
-                }
-                impl ::std::fmt::Display for #ty {
-                    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                        write!(f, "{}", self.value())
-                    }
-                }
-                impl ::std::str::FromStr for #ty {
-                    type Err = ::std::num::ParseIntError;
-                    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-                        s.parse::<i32>().map(Self::from)
-                    }
-                }
-                impl ::serde::Serialize for #ty {
-                    fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
-                        s.serialize_i32(self.value())
-                    }
-                }
-                impl<'de> ::serde::Deserialize<'de> for #ty {
-                    fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
-                        i32::deserialize(d).map(Self::from)
+        Parts {
+            ty,
+            doc,
+            fallback,
+            fallback_doc,
+            variants,
+            docs,
+            common,
+        }
+    }
+
+    /// An enum of `i32` wire values.
+    fn integer_enum(&self, parts: Parts) -> TokenStream {
+        let Parts {
+            ty,
+            doc,
+            fallback,
+            fallback_doc,
+            variants,
+            docs,
+            common,
+        } = parts;
+        let lits: Vec<i32> = self
+            .values
+            .iter()
+            .map(|(v, _, _)| v.parse().expect("integer enum"))
+            .collect();
+        quote! {
+            #[doc = #doc]
+            #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+            pub enum #ty {
+                #(#[doc = #docs] #variants,)*
+                #[doc = #fallback_doc]
+                #fallback(i32),
+            }
+            impl #ty {
+                #common
+                /// The wire value.
+                pub fn value(&self) -> i32 {
+                    match self {
+                        #(Self::#variants => #lits,)*
+                        Self::#fallback(v) => *v,
                     }
                 }
             }
-        } else {
-            let lits: Vec<_> = self.values.iter().map(|(v, _, _)| v.as_str()).collect();
-            quote! {
-                #[doc = #doc]
-                #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-                pub enum #ty {
-                    #(#[doc = #docs] #variants,)*
-                    #[doc = #fallback_doc]
-                    #fallback(::std::string::String),
-                }
-                impl #ty {
-                    #common
-                    /// The wire value.
-                    pub fn as_str(&self) -> &str {
-                        match self {
-                            #(Self::#variants => #lits,)*
-                            Self::#fallback(v) => v,
-                        }
+            impl ::std::convert::From<i32> for #ty {
+                fn from(v: i32) -> Self {
+                    match v {
+                        #(#lits => Self::#variants,)*
+                        other => Self::#fallback(other),
                     }
                 }
-                impl ::std::convert::From<&str> for #ty {
-                    fn from(v: &str) -> Self {
-                        match v {
-                            #(#lits => Self::#variants,)*
-                            other => Self::#fallback(other.to_string()),
-                        }
+            }
+            impl ::std::fmt::Display for #ty {
+                fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                    write!(f, "{}", self.value())
+                }
+            }
+            impl ::std::str::FromStr for #ty {
+                type Err = ::std::num::ParseIntError;
+                fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+                    s.parse::<i32>().map(Self::from)
+                }
+            }
+            impl ::serde::Serialize for #ty {
+                fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
+                    s.serialize_i32(self.value())
+                }
+            }
+            impl<'de> ::serde::Deserialize<'de> for #ty {
+                fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
+                    i32::deserialize(d).map(Self::from)
+                }
+            }
+        }
+    }
+
+    /// An enum of string wire values.
+    fn string_enum(&self, parts: Parts) -> TokenStream {
+        let Parts {
+            ty,
+            doc,
+            fallback,
+            fallback_doc,
+            variants,
+            docs,
+            common,
+        } = parts;
+        let lits: Vec<_> = self.values.iter().map(|(v, _, _)| v.as_str()).collect();
+        quote! {
+            #[doc = #doc]
+            #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+            pub enum #ty {
+                #(#[doc = #docs] #variants,)*
+                #[doc = #fallback_doc]
+                #fallback(::std::string::String),
+            }
+            impl #ty {
+                #common
+                /// The wire value.
+                pub fn as_str(&self) -> &str {
+                    match self {
+                        #(Self::#variants => #lits,)*
+                        Self::#fallback(v) => v,
                     }
                 }
-                impl ::std::convert::From<::std::string::String> for #ty {
-                    fn from(v: ::std::string::String) -> Self {
-                        match v.as_str() {
-                            #(#lits => Self::#variants,)*
-                            _ => Self::#fallback(v),
-                        }
+            }
+            impl ::std::convert::From<&str> for #ty {
+                fn from(v: &str) -> Self {
+                    match v {
+                        #(#lits => Self::#variants,)*
+                        other => Self::#fallback(other.to_string()),
                     }
                 }
-                impl ::std::fmt::Display for #ty {
-                    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                        f.write_str(self.as_str())
+            }
+            impl ::std::convert::From<::std::string::String> for #ty {
+                fn from(v: ::std::string::String) -> Self {
+                    match v.as_str() {
+                        #(#lits => Self::#variants,)*
+                        _ => Self::#fallback(v),
                     }
                 }
-                impl ::std::str::FromStr for #ty {
-                    type Err = ::std::convert::Infallible;
-                    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-                        Ok(Self::from(s))
-                    }
+            }
+            impl ::std::fmt::Display for #ty {
+                fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                    f.write_str(self.as_str())
                 }
-                impl ::serde::Serialize for #ty {
-                    fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
-                        s.serialize_str(self.as_str())
-                    }
+            }
+            impl ::std::str::FromStr for #ty {
+                type Err = ::std::convert::Infallible;
+                fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+                    Ok(Self::from(s))
                 }
-                impl<'de> ::serde::Deserialize<'de> for #ty {
-                    fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
-                        ::std::string::String::deserialize(d).map(Self::from)
-                    }
+            }
+            impl ::serde::Serialize for #ty {
+                fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
+                    s.serialize_str(self.as_str())
+                }
+            }
+            impl<'de> ::serde::Deserialize<'de> for #ty {
+                fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
+                    ::std::string::String::deserialize(d).map(Self::from)
                 }
             }
         }

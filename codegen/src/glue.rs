@@ -34,42 +34,7 @@ pub fn builder(op: &Op) -> TokenStream {
     let reply = format_ident!("{}", op.reply);
     let record = format_ident!("{}", screaming(&op.id));
     let data = quote!(<types::#reply as crate::runtime::Envelope>::Data);
-    // A body is converted, checked and serialized once per call, not once per attempt.
-    let (prepare, prepared) = match &op.request {
-        Some(request) => {
-            let request = format_ident!("{request}");
-            (
-                quote! {
-                    impl<'a> #builder<'a> {
-                        /// Converts, checks and serializes the body, keeping the bytes (or
-                        /// the broken rule) for every attempt's `send()`.
-                        fn prepare(mut self) -> Self {
-                            if self.prepared.is_none() {
-                                // What stays behind is never read once `prepared` is set:
-                                // an empty error, which costs no allocation to make or to
-                                // clone for each attempt (a default builder holds one
-                                // message per field).
-                                let body = ::std::mem::replace(
-                                    &mut self.body,
-                                    Err(::std::string::String::new()),
-                                );
-                                let converted = body.and_then(|v| {
-                                    types::#request::try_from(v).map_err(|e| e.to_string())
-                                });
-                                match crate::__generated::PreparedBody::new(converted) {
-                                    Ok(prepared) => self.prepared = Some(prepared),
-                                    Err(e) => self.body = Err(e),
-                                }
-                            }
-                            self
-                        }
-                    }
-                },
-                quote!(.prepare()),
-            )
-        }
-        None => (quote!(), quote!()),
-    };
+    let (prepare, prepared) = prepare(op, &builder);
     let mut out = quote! {
         #prepare
         impl<'a> #builder<'a> {
@@ -113,75 +78,120 @@ pub fn builder(op: &Op) -> TokenStream {
             }
         }
     };
-    if let Some(Pagination {
+    if let Some(pagination) = &op.pagination {
+        out.extend(stream(&builder, pagination));
+    }
+    out
+}
+
+/// For an operation with a body: the builder's `prepare()` and the call that makes each
+/// `IntoFuture` use it. A body is converted, checked and serialized once per call, not
+/// once per attempt.
+fn prepare(op: &Op, builder: &proc_macro2::Ident) -> (TokenStream, TokenStream) {
+    match &op.request {
+        Some(request) => {
+            let request = format_ident!("{request}");
+            (
+                quote! {
+                    impl<'a> #builder<'a> {
+                        /// Converts, checks and serializes the body, keeping the bytes (or
+                        /// the broken rule) for every attempt's `send()`.
+                        fn prepare(mut self) -> Self {
+                            if self.prepared.is_none() {
+                                // What stays behind is never read once `prepared` is set:
+                                // an empty error, which costs no allocation to make or to
+                                // clone for each attempt (a default builder holds one
+                                // message per field).
+                                let body = ::std::mem::replace(
+                                    &mut self.body,
+                                    Err(::std::string::String::new()),
+                                );
+                                let converted = body.and_then(|v| {
+                                    types::#request::try_from(v).map_err(|e| e.to_string())
+                                });
+                                match crate::__generated::PreparedBody::new(converted) {
+                                    Ok(prepared) => self.prepared = Some(prepared),
+                                    Err(e) => self.body = Err(e),
+                                }
+                            }
+                            self
+                        }
+                    }
+                },
+                quote!(.prepare()),
+            )
+        }
+        None => (quote!(), quote!()),
+    }
+}
+
+/// `stream()` for a paged operation's builder: every item of every page, fetched as the
+/// stream is consumed.
+fn stream(builder: &proc_macro2::Ident, pagination: &Pagination) -> TokenStream {
+    let Pagination {
         page_param,
         size_param,
         size_max,
         items,
         item_type,
         has_next,
-    }) = &op.pagination
-    {
-        let page_param = format_ident!("{}", snake(page_param));
-        let size_param = format_ident!("{}", snake(size_param));
-        let size_doc = match size_max {
-            Some(max) => format!("the documents' maximum, {max}"),
-            None => {
-                "[`DEFAULT_PAGE_SIZE`](crate::DEFAULT_PAGE_SIZE), the documents giving no maximum"
-                    .to_string()
+    } = pagination;
+    let page_param = format_ident!("{}", snake(page_param));
+    let size_param = format_ident!("{}", snake(size_param));
+    let size_doc = match size_max {
+        Some(max) => format!("the documents' maximum, {max}"),
+        None => "[`DEFAULT_PAGE_SIZE`](crate::DEFAULT_PAGE_SIZE), the documents giving no maximum"
+            .to_string(),
+    };
+    let doc = wrap(&format!(
+        "Every item across all pages, fetched page by page from the page number set \
+         on this builder (default 1) as the stream is consumed, with the page size set on \
+         it (default {size_doc}). An invalid request yields one error item and sends \
+         nothing."
+    ));
+    let default_size = match size_max {
+        Some(max) => {
+            let max = u32::try_from(*max).unwrap_or(u32::MAX);
+            quote!(#max)
+        }
+        None => quote!(crate::DEFAULT_PAGE_SIZE),
+    };
+    let items = format_ident!("{}", snake(items));
+    let item_type = format_ident!("{item_type}");
+    let has_next = format_ident!("{}", snake(has_next));
+    quote! {
+        impl<'a> #builder<'a> {
+            #(#[doc = #doc])*
+            pub fn stream(
+                self,
+            ) -> impl ::futures_core::Stream<
+                Item = ::std::result::Result<types::#item_type, crate::Error>,
+            > + Unpin + 'a {
+                // Unset (an empty message, see `unset`) means page 1; a rejected
+                // value is reported, not replaced.
+                let first = match &self.#page_param {
+                    Ok(n) => Ok(n.get()),
+                    Err(e) if e.is_empty() => Ok(1),
+                    Err(e) => Err(crate::Error::Validation(
+                        crate::ValidationError::from_builder_message(e),
+                    )),
+                };
+                // Unset, the page size is the default; a rejected value is reported
+                // by the first request.
+                let builder = match &self.#size_param {
+                    Err(e) if e.is_empty() => self.#size_param(#default_size),
+                    _ => self,
+                };
+                crate::__generated::paginate(builder, first, |builder, page| {
+                    let builder = builder.#page_param(page);
+                    async move {
+                        let data = builder.await?;
+                        Ok((data.#items, data.#has_next))
+                    }
+                })
             }
-        };
-        let doc = wrap(&format!(
-            "Every item across all pages, fetched page by page from the page number set \
-             on this builder (default 1) as the stream is consumed, with the page size set on \
-             it (default {size_doc}). An invalid request yields one error item and sends \
-             nothing."
-        ));
-        let default_size = match size_max {
-            Some(max) => {
-                let max = u32::try_from(*max).unwrap_or(u32::MAX);
-                quote!(#max)
-            }
-            None => quote!(crate::DEFAULT_PAGE_SIZE),
-        };
-        let items = format_ident!("{}", snake(items));
-        let item_type = format_ident!("{item_type}");
-        let has_next = format_ident!("{}", snake(has_next));
-        out.extend(quote! {
-            impl<'a> #builder<'a> {
-                #(#[doc = #doc])*
-                pub fn stream(
-                    self,
-                ) -> impl ::futures_core::Stream<
-                    Item = ::std::result::Result<types::#item_type, crate::Error>,
-                > + Unpin + 'a {
-                    // Unset (an empty message, see `unset`) means page 1; a rejected
-                    // value is reported, not replaced.
-                    let first = match &self.#page_param {
-                        Ok(n) => Ok(n.get()),
-                        Err(e) if e.is_empty() => Ok(1),
-                        Err(e) => Err(crate::Error::Validation(
-                            crate::ValidationError::from_builder_message(e),
-                        )),
-                    };
-                    // Unset, the page size is the default; a rejected value is reported
-                    // by the first request.
-                    let builder = match &self.#size_param {
-                        Err(e) if e.is_empty() => self.#size_param(#default_size),
-                        _ => self,
-                    };
-                    crate::__generated::paginate(builder, first, |builder, page| {
-                        let builder = builder.#page_param(page);
-                        async move {
-                            let data = builder.await?;
-                            Ok((data.#items, data.#has_next))
-                        }
-                    })
-                }
-            }
-        });
+        }
     }
-    out
 }
 
 /// `text` as doc lines of at most 80 characters (each with its leading space).
