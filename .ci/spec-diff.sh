@@ -8,7 +8,8 @@
 #   * else the last release: the commit that last changed .ci/api-baseline (as
 #     .ci/semver.sh finds it).
 #
-# A breaking change fails the step unless
+# A change that breaks any consumer (either direction of the wire included) fails the step
+# unless
 #
 #   1. CHANGELOG.md's Unreleased section names it: its operation (`operationId`), or the
 #      component schema it is in, or `x-error-codes` for the document's own list; and
@@ -67,12 +68,16 @@ text = open("CHANGELOG.md", encoding="utf-8").read()
 m = re.search(r"^## \[Unreleased\]$(.*?)^## ", text, re.S | re.M)
 unreleased = m.group(1) if m else ""
 problems = []
+# Both wire directions count: a change that breaks only new clients against the old
+# deployment (an operation added) is named too, so that partners know to upgrade after it.
+verdicts = ("wire_old_clients", "wire_new_clients", "rust", "typescript", "python", "schemas")
 for c in report["changes"]:
-    if "breaking" not in (c["wire"], c["rust"], c["typescript"], c["python"], c["schemas"]):
+    if "breaking" not in (c[v] for v in verdicts):
         continue
     schema = re.match(r"/components/schemas/([^/]+)", c["pointer"])
     names = [schema.group(1)] if schema else []
-    names += [o.strip() for o in c["operation"].split(",") if o.strip() not in ("*", "(no operation)")]
+    # `operation` is null for a change that no operation uses.
+    names += [o.strip() for o in (c["operation"] or "").split(",") if o.strip() not in ("*", "")]
     if c["operation"] == "*":
         names.append("x-error-codes")
     if not any(re.search(r"\b" + re.escape(n) + r"\b", unreleased) for n in names):

@@ -1,7 +1,12 @@
 //! `cargo xtask spec-diff --base <DIR|REV> [--head DIR] [--format markdown|json]`: every
 //! change between two versions of `order.yaml` and `member.yaml`, each judged for the
-//! wire, the Rust SDK, TypeScript and Python clients and the exported JSON Schemas (see
-//! `rules.rs`), and the version each published package needs next.
+//! wire in both directions (old clients against a new deployment, new clients against an
+//! old one), the Rust SDK, TypeScript and Python clients and the exported JSON Schemas
+//! (see `rules.rs`), and the version each published package needs next.
+//!
+//! What comes from a spec is escaped for where it goes: the markdown report (a
+//! pull-request comment) holds it as escaped text or code spans, error messages show
+//! its control characters escaped (`licensing-escape`).
 //!
 //! Exit code: 0 when no consumer breaks, 1 when one does, 2 when a spec cannot be read or
 //! is not one the generator accepts (the message names the file).
@@ -19,6 +24,7 @@ pub mod rules;
 use std::path::Path;
 
 use clap::ValueEnum;
+use licensing_escape::terminal;
 
 pub use compare::Change;
 use load::{Side, UsageError};
@@ -51,7 +57,7 @@ pub fn run(root: &Path, base: &str, head: Option<&Path>, format: Format) -> u8 {
     let (base, head) = match sides() {
         Ok(sides) => sides,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", terminal::escape(&e.to_string()));
             return 2;
         }
     };
@@ -59,14 +65,14 @@ pub fn run(root: &Path, base: &str, head: Option<&Path>, format: Format) -> u8 {
     let packages = match report::packages(root) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", terminal::escape(&e));
             return 2;
         }
     };
     let bumps = report::bumps(&changes, &packages);
     let text = match format {
-        Format::Json => report::json(&changes, &bumps),
-        Format::Markdown => report::markdown(&base.label, &head.label, &changes, &bumps),
+        Format::Json => report::json(&base, &head, &changes, &bumps),
+        Format::Markdown => report::markdown(&base, &head, &changes, &bumps),
     };
     print!("{text}");
     u8::from(changes.iter().any(|c| c.verdicts.any_breaking()))

@@ -16,7 +16,10 @@ use openapiv3::{
 };
 use serde_json::Value;
 
+mod facts;
+
 use super::rules::{Dir, Kind, Verdicts, verdicts};
+use facts::{is_plain_list, kind_name, reachable, rust_integer, show};
 use licensing_codegen::spec::{resolve_parameter, response_schema};
 
 const SCHEMAS: &str = "#/components/schemas/";
@@ -26,8 +29,8 @@ const SCHEMAS: &str = "#/components/schemas/";
 pub struct Change {
     pub spec: String,
     /// The `operationId` it touches; for a component schema, every operation that uses it
-    /// (`, `-separated), or `(no operation)`; `*` for the document's own lists.
-    pub operation: String,
+    /// (`, `-separated), or none; `*` for the document's own lists.
+    pub operation: Option<String>,
     /// Where, as a JSON pointer into the new version (into the old one for what is gone).
     pub pointer: String,
     pub summary: String,
@@ -182,7 +185,7 @@ impl Differ<'_> {
         }
         self.out.push(Change {
             spec: self.service.to_string(),
-            operation: at.operation.clone(),
+            operation: Some(at.operation.clone()).filter(|o| !o.is_empty()),
             pointer: at.pointer.clone(),
             summary,
             verdicts: v,
@@ -271,7 +274,7 @@ impl Differ<'_> {
             Some(users) if !users.is_empty() => {
                 users.iter().cloned().collect::<Vec<_>>().join(", ")
             }
-            _ => "(no operation)".to_string(),
+            _ => String::new(), // no operation: `None` in the change
         };
         At {
             pointer: format!("/components/schemas/{}", escape(name)),
@@ -478,13 +481,16 @@ impl Differ<'_> {
                             Kind::PropertyRenamed {
                                 required: data.required,
                                 closed: false,
+                                closed_before: false,
                             },
                             format!("`{id}`: {} parameter `{}` renamed `{}`", key.0, key.1, k.1),
                         );
                     }
                     None => self.push(
                         &param_at,
-                        Kind::ParameterRemoved,
+                        Kind::ParameterRemoved {
+                            required: data.required,
+                        },
                         format!("`{id}`: {} parameter `{}` removed", key.0, key.1),
                     ),
                 }
@@ -774,14 +780,17 @@ impl Differ<'_> {
                 };
                 let rust_type = constrained(a) != constrained(b);
                 if a.pattern != b.pattern {
-                    let kind = if b.pattern.is_none() {
-                        Kind::Loosened { rust_type }
-                    } else {
-                        // Two patterns are not compared: a changed one may refuse values.
-                        Kind::Tightened {
+                    let kind = match (&a.pattern, &b.pattern) {
+                        (_, None) => Kind::Loosened { rust_type },
+                        (None, _) => Kind::Tightened {
                             checked: true,
                             rust_type,
-                        }
+                        },
+                        // Two patterns are not compared: either may accept what the other refuses.
+                        _ => Kind::Changed {
+                            checked: true,
+                            rust_type,
+                        },
                     };
                     self.push(
                         at,
@@ -863,7 +872,7 @@ impl Differ<'_> {
                     // Not ordered here: either way round may refuse a value.
                     self.push(
                         at,
-                        Kind::Tightened {
+                        Kind::Changed {
                             checked: false,
                             rust_type: false,
                         },
@@ -997,8 +1006,8 @@ impl Differ<'_> {
                 Some(AdditionalProperties::Any(false))
             )
         };
-        let closed_now = closed(b);
-        match (closed(a), closed_now) {
+        let (closed_before, closed_now) = (closed(a), closed(b));
+        match (closed_before, closed_now) {
             (false, true) => self.push(
                 at,
                 Kind::Tightened {
@@ -1038,6 +1047,7 @@ impl Differ<'_> {
                             Kind::PropertyRenamed {
                                 required: was_required,
                                 closed: closed_now,
+                                closed_before,
                             },
                             format!("`{what}.{name}` renamed `{k}`"),
                         );
@@ -1092,7 +1102,10 @@ impl Differ<'_> {
             );
             self.push(
                 &p_at,
-                Kind::PropertyAdded { required },
+                Kind::PropertyAdded {
+                    required,
+                    closed: closed_before,
+                },
                 format!(
                     "`{what}.{name}` ({}) added",
                     if required { "required" } else { "optional" }
@@ -1204,87 +1217,4 @@ fn location(p: &Parameter) -> String {
         Parameter::Cookie { .. } => "cookie",
     }
     .to_string()
-}
-
-fn show(v: &Option<String>) -> String {
-    v.as_ref().map_or("none".to_string(), |p| format!("`{p}`"))
-}
-
-fn kind_name(k: &SchemaKind) -> &'static str {
-    match k {
-        SchemaKind::Type(Type::String(_)) => "string",
-        SchemaKind::Type(Type::Number(_)) => "number",
-        SchemaKind::Type(Type::Integer(_)) => "integer",
-        SchemaKind::Type(Type::Object(_)) => "object",
-        SchemaKind::Type(Type::Array(_)) => "array",
-        SchemaKind::Type(Type::Boolean(_)) => "boolean",
-        SchemaKind::OneOf { .. } => "oneOf",
-        SchemaKind::AllOf { .. } => "allOf",
-        SchemaKind::AnyOf { .. } => "anyOf",
-        SchemaKind::Not { .. } => "not",
-        SchemaKind::Any(_) => "any",
-    }
-}
-
-/// An inline array that is not nullable: typify's `Vec<T>` whether required or not.
-fn is_plain_list(s: &ReferenceOr<Box<Schema>>) -> bool {
-    matches!(s, ReferenceOr::Item(s)
-        if matches!(s.schema_kind, SchemaKind::Type(Type::Array(_))) && !s.schema_data.nullable)
-}
-
-/// The Rust type typify 0.8 gives an integer (`convert_integer`): with a format, its own
-/// type, or `NonZero` when the minimum is exactly 1 (any other bound changes nothing, and
-/// is not checked); without one, `NonZeroU64` for a minimum of 1, `u64` for 0, else `i64`.
-fn rust_integer(t: &openapiv3::IntegerType) -> &'static str {
-    use openapiv3::{IntegerFormat, VariantOrUnknownOrEmpty::Item};
-    let one = t.minimum == Some(1) && !t.exclusive_minimum;
-    match (&t.format, one) {
-        (Item(IntegerFormat::Int32), true) => "NonZeroU32",
-        (Item(IntegerFormat::Int32), false) => "i32",
-        (Item(IntegerFormat::Int64) | _, true) => "NonZeroU64",
-        (Item(IntegerFormat::Int64), false) => "i64",
-        (_, false) if t.minimum == Some(0) && t.maximum.is_none() => "u64",
-        (_, false) => "i64",
-    }
-}
-
-/// The schemas reachable from `s`, by component name.
-fn reachable(api: &OpenAPI, s: S<'_>, seen: &mut BTreeSet<String>) {
-    match s {
-        S::Ref(reference) => {
-            let Some(name) = reference.strip_prefix(SCHEMAS) else {
-                return;
-            };
-            if !seen.insert(name.to_string()) {
-                return;
-            }
-            if let Some(s) = schema(api, name) {
-                reachable(api, view(s), seen);
-            }
-        }
-        S::Item(s) => match &s.schema_kind {
-            SchemaKind::Type(Type::Object(o)) => {
-                for p in o.properties.values() {
-                    reachable(api, view_boxed(p), seen);
-                }
-                if let Some(AdditionalProperties::Schema(p)) = &o.additional_properties {
-                    reachable(api, view(p), seen);
-                }
-            }
-            SchemaKind::Type(Type::Array(a)) => {
-                if let Some(i) = &a.items {
-                    reachable(api, view_boxed(i), seen);
-                }
-            }
-            SchemaKind::OneOf { one_of: v }
-            | SchemaKind::AnyOf { any_of: v }
-            | SchemaKind::AllOf { all_of: v } => {
-                for x in v {
-                    reachable(api, view(x), seen);
-                }
-            }
-            SchemaKind::Not { not } => reachable(api, view(not), seen),
-            _ => {}
-        },
-    }
 }

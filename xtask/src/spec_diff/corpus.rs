@@ -22,8 +22,8 @@
 pub mod proven;
 mod rust;
 mod typescript;
+pub mod wire;
 
-use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -57,6 +57,9 @@ pub struct Mutation {
     pub old_samples: Vec<Sample>,
     #[serde(default)]
     pub new_samples: Vec<Sample>,
+    /// Samples only the wire proof reads (`wire.rs`).
+    #[serde(default)]
+    pub wire: wire::Samples,
 }
 
 /// A JSON-pointer edit of one spec (RFC 6902's add, remove, replace, move, plus `ref`,
@@ -906,77 +909,18 @@ pub fn run(root: &Path, only: Option<&str>, stale: bool) -> Result<bool> {
     let bench = prepare(root, &base)?;
     let mut problems = Vec::new();
     let mut table = String::from(
-        "| mutation | wire | rust | typescript | python | schemas | semver-checks |\n|---|---|---|---|---|---|---|\n",
+        "| mutation | wire: old clients | wire: new clients | rust | typescript | python | schemas | semver-checks |\n|---|---|---|---|---|---|---|---|\n",
     );
     for m in &chosen {
         let t = toolchain::step(&format!("{}: {}", m.id, m.title));
         let (changes, worst) = judge(&base, m)?;
         problems.extend(check_expect(m, &changes, &worst));
-        let (proofs, semver) = prove(&bench, &base, m)?;
-        let seen = |o: &Outcome| {
-            if o.broke {
-                Verdict::Breaking
-            } else {
-                Verdict::Compatible
-            }
-        };
-        let mut why = std::collections::BTreeMap::new();
-        for (consumer, o) in ["rust", "typescript", "python"].iter().zip(&proofs) {
-            if o.broke {
-                why.insert(consumer.to_string(), o.why.clone());
-            }
-        }
-        if let Some(o) = semver.as_ref().filter(|o| o.broke) {
-            why.insert("semver".into(), o.why.clone());
-        }
-        let proof = proven::Proof {
-            edits: proven::edits_digest(m),
-            rust: seen(&proofs[0]),
-            typescript: seen(&proofs[1]),
-            python: seen(&proofs[2]),
-            semver: semver.as_ref().map(seen),
-            why,
-        };
-        let disagree = check_proof(m, &worst, &proof);
-        for (consumer, rule, got) in [
-            ("rust", worst.rust, proof.rust),
-            ("typescript", worst.typescript, proof.typescript),
-            ("python", worst.python, proof.python),
-        ] {
-            eprintln!(
-                "    {consumer}: spec-diff {}, compiler {}{}",
-                word(rule),
-                word(got),
-                proof
-                    .why
-                    .get(consumer)
-                    .map(|w| format!(" ({w})"))
-                    .unwrap_or_default()
-            );
-        }
-        if let Some(v) = proof.semver {
-            eprintln!("    cargo-semver-checks: {}", word(v));
-        }
-        let mut cells = vec![word(worst.wire).to_string()];
-        for (consumer, rule) in [
-            ("rust", worst.rust),
-            ("typescript", worst.typescript),
-            ("python", worst.python),
-        ] {
-            let mark = if disagree
-                .iter()
-                .any(|p| p.contains(&format!(": {consumer}: ")))
-            {
-                " ≠"
-            } else {
-                ""
-            };
-            cells.push(format!("{}{mark}", word(rule)));
-        }
-        cells.push(word(worst.schemas).to_string());
-        cells.push(proof.semver.map_or("not run", word).to_string());
+        let proof = compile(&bench, &base, m)?;
+        let wired = wire::prove(&base, m)?;
+        let mut disagree = check_proof(m, &worst, &proof);
+        disagree.extend(wire::check(m, &worst, &wired));
+        table.push_str(&row(m, &worst, &proof, &wired, &disagree));
         problems.extend(disagree);
-        let _ = writeln!(table, "| {} ({}) | {} |", m.title, m.id, cells.join(" | "));
         record.mutations.insert(m.id.clone(), proof);
         toolchain::done(t);
     }
@@ -1003,6 +947,86 @@ pub fn run(root: &Path, only: Option<&str>, stale: bool) -> Result<bool> {
     Ok(problems.is_empty())
 }
 
+/// One mutation through the compilers, as its record.
+fn compile(bench: &Bench, base: &Side, m: &Mutation) -> Result<proven::Proof> {
+    let (proofs, semver) = prove(bench, base, m)?;
+    let seen = |o: &Outcome| {
+        if o.broke {
+            Verdict::Breaking
+        } else {
+            Verdict::Compatible
+        }
+    };
+    let mut why = std::collections::BTreeMap::new();
+    for (consumer, o) in ["rust", "typescript", "python"].iter().zip(&proofs) {
+        if o.broke {
+            why.insert(consumer.to_string(), o.why.clone());
+        }
+    }
+    if let Some(o) = semver.as_ref().filter(|o| o.broke) {
+        why.insert("semver".into(), o.why.clone());
+    }
+    Ok(proven::Proof {
+        edits: proven::edits_digest(m),
+        rust: seen(&proofs[0]),
+        typescript: seen(&proofs[1]),
+        python: seen(&proofs[2]),
+        semver: semver.as_ref().map(seen),
+        why,
+    })
+}
+
+/// Prints what each proof said of `m`, and returns its row of the table (`≠` where a
+/// proof and spec-diff disagree).
+fn row(
+    m: &Mutation,
+    worst: &Verdicts,
+    proof: &proven::Proof,
+    wired: &wire::Proof,
+    disagree: &[String],
+) -> String {
+    let seen = [
+        (
+            "wire_old_clients",
+            wired.old_clients,
+            wired.why.get("wire_old_clients"),
+        ),
+        (
+            "wire_new_clients",
+            wired.new_clients,
+            wired.why.get("wire_new_clients"),
+        ),
+        ("rust", proof.rust, proof.why.get("rust")),
+        ("typescript", proof.typescript, proof.why.get("typescript")),
+        ("python", proof.python, proof.why.get("python")),
+    ];
+    let mut cells = Vec::new();
+    for (consumer, got, why) in seen {
+        let rule = worst.get(consumer).expect("known consumer");
+        let by = if consumer.starts_with("wire") {
+            "documents"
+        } else {
+            "compiler"
+        };
+        let why = why.map(|w| format!(" ({w})")).unwrap_or_default();
+        eprintln!(
+            "    {consumer}: spec-diff {}, {by} {}{why}",
+            word(rule),
+            word(got)
+        );
+        let differs = disagree
+            .iter()
+            .any(|p| p.contains(&format!(": {consumer}: ")));
+        cells.push(format!("{}{}", word(rule), if differs { " ≠" } else { "" }));
+    }
+    if let Some(v) = proof.semver {
+        eprintln!("    cargo-semver-checks: {}", word(v));
+    }
+    cells.push(word(worst.schemas).to_string());
+    cells.push(proof.semver.map_or("not run", word).to_string());
+    format!("| {} ({}) | {} |\n", m.title, m.id, cells.join(" | "))
+}
+
 fn word(v: Verdict) -> &'static str {
     match v {
         Verdict::Breaking => "breaking",
@@ -1011,146 +1035,4 @@ fn word(v: Verdict) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn root() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .expect("root")
-            .to_path_buf()
-    }
-
-    /// spec-diff against every mutation's expected verdicts: the rules as the corpus last
-    /// proved them, checked without the compilers.
-    #[test]
-    fn every_mutation_gets_its_expected_verdicts() {
-        let root = root();
-        let base = load::from_dir(&root.join("spec"), "spec/").expect("current specs");
-        let all = mutations(&root).expect("mutations");
-        assert!(all.len() >= 30, "{} mutations", all.len());
-        let mut problems = Vec::new();
-        for m in &all {
-            match judge(&base, m) {
-                Ok((changes, worst)) => problems.extend(check_expect(m, &changes, &worst)),
-                Err(e) => problems.push(format!("{}: {e:#}", m.id)),
-            }
-        }
-        assert!(problems.is_empty(), "{}", problems.join("\n"));
-    }
-
-    /// spec-diff against the compilers' verdicts recorded by the last corpus run, for every
-    /// mutation whose proof still holds (the specs, generator, consumers and edits it read
-    /// unchanged): the proof itself, without building anything.
-    #[test]
-    fn the_rules_agree_with_the_recorded_compilers() {
-        let root = root();
-        let base = load::from_dir(&root.join("spec"), "spec/").expect("current specs");
-        let record = proven::Proven::load(&root).expect("proven.json");
-        let inputs = proven::inputs_digest(&root).expect("digest");
-        let mut problems = Vec::new();
-        let mut held = 0;
-        for m in &mutations(&root).expect("mutations") {
-            let Some(proof) = record.current(&inputs, m) else {
-                continue;
-            };
-            held += 1;
-            let (_, worst) = judge(&base, m).expect("judged");
-            problems.extend(check_proof(m, &worst, proof));
-        }
-        assert!(problems.is_empty(), "{}", problems.join("\n"));
-        eprintln!(
-            "{held} recorded proof(s) hold; the others are proved again by \
-             `cargo xtask spec-diff-corpus --stale`"
-        );
-    }
-
-    #[test]
-    fn a_semver_break_must_be_a_rust_break() {
-        let m = Mutation {
-            id: "m".into(),
-            title: "m".into(),
-            edits: vec![],
-            expect: Default::default(),
-            changes: None,
-            old_samples: vec![],
-            new_samples: vec![],
-        };
-        let worst = Verdicts::NONE;
-        let proof = proven::Proof {
-            edits: proven::edits_digest(&m),
-            rust: Verdict::Compatible,
-            typescript: Verdict::Compatible,
-            python: Verdict::Compatible,
-            semver: Some(Verdict::Breaking),
-            why: Default::default(),
-        };
-        assert_eq!(check_proof(&m, &worst, &proof).len(), 1);
-        // A break only the compiler or a run sees (say a call now refused) is allowed.
-        let proof = proven::Proof {
-            semver: Some(Verdict::Compatible),
-            rust: Verdict::Breaking,
-            ..proof
-        };
-        let worst = Verdicts {
-            rust: Verdict::Breaking,
-            ..Verdicts::NONE
-        };
-        assert!(check_proof(&m, &worst, &proof).is_empty());
-    }
-
-    #[test]
-    fn the_current_specs_against_themselves_change_nothing() {
-        let root = root();
-        let base = load::from_dir(&root.join("spec"), "spec/").expect("current specs");
-        // Re-serialized, as every mutation is: the YAML round trip alone is no change.
-        let same = Mutation {
-            id: "none".into(),
-            title: "none".into(),
-            edits: vec![],
-            expect: Default::default(),
-            changes: None,
-            old_samples: vec![],
-            new_samples: vec![],
-        };
-        let head = load::parse("same", apply(&base, &same).unwrap()).unwrap();
-        assert!(super::super::changes(&base, &head).is_empty());
-        let text =
-            licensing_spec::to_yaml(&licensing_spec::raw(&base.specs[0].text).unwrap()).unwrap();
-        let texts = vec![
-            ("order", "order.yaml".to_string(), text),
-            (
-                "member",
-                "member.yaml".to_string(),
-                base.specs[1].text.clone(),
-            ),
-        ];
-        let reserialized = load::parse("yaml", texts).unwrap();
-        assert!(super::super::changes(&base, &reserialized).is_empty());
-    }
-
-    #[test]
-    fn edits_follow_json_pointer() {
-        let mut doc = serde_json::json!({"a": {"b/c": [1, 2]}, "r": {"$ref": "#/x"}});
-        let e = |op: &str, path: &str, value: Option<Value>| Edit {
-            spec: "order".into(),
-            op: op.into(),
-            path: path.into(),
-            from: None,
-            to: None,
-            value,
-        };
-        edit(&mut doc, &e("add", "/a/b~1c/-", Some(3.into()))).unwrap();
-        edit(&mut doc, &e("remove", "/a/b~1c/0", None)).unwrap();
-        edit(&mut doc, &e("replace", "/a/b~1c/0", Some(9.into()))).unwrap();
-        assert_eq!(doc["a"]["b/c"], serde_json::json!([9, 3]));
-        assert!(edit(&mut doc, &e("remove", "/a/nothing", None)).is_err());
-        let r = Edit {
-            from: Some("#/x".into()),
-            to: Some("#/y".into()),
-            ..e("ref", "", None)
-        };
-        edit(&mut doc, &r).unwrap();
-        assert_eq!(doc["r"]["$ref"], "#/y");
-    }
-}
+mod tests;

@@ -12,8 +12,10 @@ pub const FILES: [(&str, &str); 2] = [("order", "order.yaml"), ("member", "membe
 
 /// One side's specs, parsed.
 pub struct Side {
-    /// Where they came from, for the report (`spec/`, `v0.1.0`, a directory).
+    /// Where they came from, for the report (`spec/`, `v0.1.0 (commit 1a2b…)`, a directory).
     pub label: String,
+    /// What was read: a directory or a commit (the report names which).
+    pub source: Source,
     /// (service, file as named in messages, text, parsed document)
     pub specs: Vec<Loaded>,
 }
@@ -23,6 +25,18 @@ pub struct Loaded {
     pub file: String,
     pub text: String,
     pub api: OpenAPI,
+}
+
+/// Where a side's specs were read.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Source {
+    /// `order.yaml` and `member.yaml` of this directory, as given.
+    Directory { path: String },
+    /// `spec/` at this revision, resolved to `commit` before anything was read.
+    Revision { revision: String, commit: String },
+    /// Texts handed over in-process (the corpus's mutated specs).
+    Texts,
 }
 
 /// A spec that cannot be compared: unreadable, not OpenAPI, or refused by the generator.
@@ -36,8 +50,18 @@ impl std::fmt::Display for UsageError {
 }
 
 /// `source` is a directory holding `order.yaml` and `member.yaml`, or else a git revision
-/// of the repository at `root`, read as `git show REV:spec/<file>`.
+/// of the repository at `root`, resolved to a commit and read as `git show COMMIT:spec/<file>`.
+/// A value that starts with `-` is neither: git would take it as an option (`--output=…`
+/// writes files), so it is refused before anything runs (`./-dir` names such a directory).
 pub fn side(root: &Path, source: &str) -> Result<Side, UsageError> {
+    if source.starts_with('-') {
+        return Err(UsageError(format!(
+            "--base: `{}` starts with `-`: give a git revision or a directory, not an option \
+             (`./{}` for a directory of that name)",
+            source.escape_debug(),
+            source.escape_debug()
+        )));
+    }
     let dir = Path::new(source);
     let dir = if dir.is_absolute() {
         dir.to_path_buf()
@@ -60,29 +84,59 @@ pub fn from_dir(dir: &Path, label: &str) -> Result<Side, UsageError> {
             .map_err(|e| UsageError(format!("{}: cannot read: {e}", path.display())))?;
         texts.push((service, path.display().to_string(), text));
     }
-    parse(label, texts)
+    let mut side = parse(label, texts)?;
+    side.source = Source::Directory {
+        path: dir.display().to_string(),
+    };
+    Ok(side)
+}
+
+/// `rev` as the commit it names, asked of git with `--end-of-options` so that no value is
+/// read as an option, and `^{commit}` so that a tree or a blob is refused.
+fn commit_of(root: &Path, rev: &str) -> Result<String, UsageError> {
+    let output = Command::new("git")
+        .args(["rev-parse", "--verify", "--quiet", "--end-of-options"])
+        .arg(format!("{rev}^{{commit}}"))
+        .current_dir(root)
+        .output()
+        .map_err(|e| UsageError(format!("--base {rev}: cannot run git: {e}")))?;
+    let commit = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    if !output.status.success() || commit.is_empty() {
+        return Err(UsageError(format!(
+            "--base: `{}` is neither a directory nor a commit of {}",
+            rev.escape_debug(),
+            root.display()
+        )));
+    }
+    Ok(commit)
 }
 
 fn from_git(root: &Path, rev: &str) -> Result<Side, UsageError> {
+    let commit = commit_of(root, rev)?;
     let mut texts = Vec::new();
     for (service, file) in FILES {
-        let object = format!("{rev}:spec/{file}");
+        let object = format!("{commit}:spec/{file}");
         let output = Command::new("git")
-            .args(["show", &object])
+            .args(["show", "--end-of-options", &object])
             .current_dir(root)
             .output()
             .map_err(|e| UsageError(format!("{object}: cannot run git: {e}")))?;
         if !output.status.success() {
             return Err(UsageError(format!(
-                "{object}: neither a directory nor a file at a git revision ({})",
+                "{rev} ({object}): no such file at that commit ({})",
                 String::from_utf8_lossy(&output.stderr).trim()
             )));
         }
         let text = String::from_utf8(output.stdout)
             .map_err(|_| UsageError(format!("{object}: not UTF-8")))?;
-        texts.push((service, object, text));
+        texts.push((service, format!("{rev}:spec/{file}"), text));
     }
-    parse(rev, texts)
+    let mut side = parse(&format!("{rev} (commit {commit})"), texts)?;
+    side.source = Source::Revision {
+        revision: rev.to_string(),
+        commit,
+    };
+    Ok(side)
 }
 
 /// Parses and checks already-read texts (the corpus's mutated specs come this way).
@@ -104,6 +158,7 @@ pub fn parse(label: &str, texts: Vec<(&'static str, String, String)>) -> Result<
     }
     Ok(Side {
         label: label.to_string(),
+        source: Source::Texts,
         specs,
     })
 }

@@ -9,8 +9,24 @@ use std::process::Command;
 use serde::Serialize;
 use serde_json::Value;
 
+use licensing_escape::markdown;
+
 use super::compare::Change;
+use super::load::{Side, Source};
 use super::rules::{CONSUMERS, Verdict, Verdicts};
+
+/// The markdown table's header for each of [`CONSUMERS`].
+const HEADERS: [&str; 6] = [
+    "wire: old clients",
+    "wire: new clients",
+    "rust",
+    "typescript",
+    "python",
+    "schemas",
+];
+
+/// Where a change that no operation uses is listed in the markdown.
+const NO_OPERATION: &str = "(no operation)";
 
 /// How much a package's version must move, by cargo's rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -75,8 +91,9 @@ pub fn packages(root: &Path) -> Result<Vec<Package>, String> {
 ///
 /// * `licensing-sdk` is generated from the documents: the `rust` verdicts decide;
 /// * a package that depends on it (the simulator serves the documents, the proxy checks
-///   traffic against them) follows the `wire` verdicts, and is released with every SDK
-///   release since it requires the SDK's exact version;
+///   traffic against them) follows the `wire_old_clients` verdicts (its release is a new
+///   deployment of the documents in front of the clients already written), and is
+///   released with every SDK release since it requires the SDK's exact version;
 /// * any other package does not read `spec/` and stays.
 ///
 /// A breaking change is a minor bump below 1.0 and a major one from 1.0 on; any other
@@ -90,7 +107,7 @@ pub fn bumps(changes: &[Change], packages: &[Package]) -> BTreeMap<String, Bump>
         }
     };
     let rust = worst(|v| v.rust);
-    let wire = worst(|v| v.wire);
+    let wire = worst(|v| v.wire_old_clients);
     let bump = |version: &str, verdict: Option<Option<Verdict>>| match verdict {
         None => Bump::None,
         Some(Some(Verdict::Breaking)) if version.starts_with("0.") => Bump::Minor,
@@ -115,37 +132,40 @@ pub fn bumps(changes: &[Change], packages: &[Package]) -> BTreeMap<String, Bump>
 #[derive(Serialize)]
 struct JsonChange<'a> {
     spec: &'a str,
-    operation: &'a str,
+    /// `null` for a change that no operation uses.
+    operation: Option<&'a str>,
     pointer: &'a str,
     summary: &'a str,
-    wire: Verdict,
-    rust: Verdict,
-    typescript: Verdict,
-    python: Verdict,
-    schemas: Verdict,
+    #[serde(flatten)]
+    verdicts: Verdicts,
 }
 
-pub fn json(changes: &[Change], bumps: &BTreeMap<String, Bump>) -> String {
+pub fn json(
+    base: &Side,
+    head: &Side,
+    changes: &[Change],
+    bumps: &BTreeMap<String, Bump>,
+) -> String {
     let changes: Vec<JsonChange> = changes
         .iter()
         .map(|c| JsonChange {
             spec: &c.spec,
-            operation: &c.operation,
+            operation: c.operation.as_deref(),
             pointer: &c.pointer,
             summary: &c.summary,
-            wire: c.verdicts.wire,
-            rust: c.verdicts.rust,
-            typescript: c.verdicts.typescript,
-            python: c.verdicts.python,
-            schemas: c.verdicts.schemas,
+            verdicts: c.verdicts,
         })
         .collect();
     #[derive(Serialize)]
     struct Report<'a> {
+        base: &'a Source,
+        head: &'a Source,
         changes: Vec<JsonChange<'a>>,
         bump: &'a BTreeMap<String, Bump>,
     }
     let report = Report {
+        base: &base.source,
+        head: &head.source,
         changes,
         bump: bumps,
     };
@@ -159,38 +179,87 @@ fn mark(v: Verdict) -> &'static str {
     }
 }
 
+/// A summary as markdown: the parts it quotes between backticks (names and values from a
+/// spec) as code spans, the rest as escaped text. A value that holds a backtick itself
+/// splits differently, but every part is escaped either way: nothing in it is markup.
+fn summary(s: &str) -> String {
+    s.split('`')
+        .enumerate()
+        .map(|(i, part)| match (i % 2, part.is_empty()) {
+            (_, true) => String::new(),
+            (0, false) => {
+                // The spaces beside a code span, kept as spaces (`text` writes an edge
+                // space as `&#32;`, for a value that is a whole cell).
+                let core = part.trim_matches(' ');
+                let start = part.len() - part.trim_start_matches(' ').len();
+                let end = part.len() - part.trim_end_matches(' ').len();
+                let end = if core.is_empty() { 0 } else { end };
+                format!(
+                    "{}{}{}",
+                    " ".repeat(start),
+                    markdown::text(core),
+                    " ".repeat(end)
+                )
+            }
+            _ => markdown::code(part),
+        })
+        .collect()
+}
+
+/// Where a side was read, for the title: the revision with its commit, or the directory.
+fn source(side: &Side) -> String {
+    match &side.source {
+        Source::Directory { path } => format!("directory {}", markdown::code(path)),
+        Source::Revision { revision, commit } => format!(
+            "{} (commit {})",
+            markdown::code(revision),
+            markdown::code(commit)
+        ),
+        Source::Texts => markdown::code(&side.label),
+    }
+}
+
 pub fn markdown(
-    base: &str,
-    head: &str,
+    base: &Side,
+    head: &Side,
     changes: &[Change],
     bumps: &BTreeMap<String, Bump>,
 ) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "# Spec changes: {base} → {head}\n");
+    let _ = writeln!(out, "# Spec changes: {} → {}\n", source(base), source(head));
     if changes.is_empty() {
         out.push_str("No change.\n\n");
     } else {
         let breaking = changes.iter().filter(|c| c.verdicts.any_breaking()).count();
         let _ = writeln!(
             out,
-            "{} change(s), {breaking} breaking for at least one consumer.\n",
+            "{} change(s), {breaking} breaking for at least one consumer. \
+             *wire: old clients*: clients of the base against a deployment of the head (the \
+             platform deploys first); *wire: new clients*: clients of the head against a \
+             deployment of the base (a partner upgrades first).\n",
             changes.len()
         );
         let mut groups: BTreeMap<(&str, &str), Vec<&Change>> = BTreeMap::new();
         for c in changes {
-            groups.entry((&c.spec, &c.operation)).or_default().push(c);
+            let operation = c.operation.as_deref().unwrap_or(NO_OPERATION);
+            groups.entry((&c.spec, operation)).or_default().push(c);
         }
         for ((spec, operation), list) in groups {
-            let _ = writeln!(out, "## {spec}: {operation}\n");
-            let _ = writeln!(out, "| change | {} |", CONSUMERS.join(" | "));
+            let _ = writeln!(
+                out,
+                "## {}: {}\n",
+                markdown::text(spec),
+                markdown::text(operation)
+            );
+            let _ = writeln!(out, "| change | {} |", HEADERS.join(" | "));
             let _ = writeln!(out, "|---|{}", "---|".repeat(CONSUMERS.len()));
             for c in list {
                 let cells: Vec<&str> = c.verdicts.all().into_iter().map(mark).collect();
                 let _ = writeln!(
                     out,
-                    "| {} <br>`{}` | {} |",
-                    c.summary.replace('|', "\\|"),
-                    c.pointer,
+                    "| {} <br>{} | {} |",
+                    summary(&c.summary),
+                    markdown::code(&c.pointer),
                     cells.join(" | ")
                 );
             }
@@ -199,7 +268,7 @@ pub fn markdown(
     }
     out.push_str("## Versions\n\n| package | bump |\n|---|---|\n");
     for (name, bump) in bumps {
-        let _ = writeln!(out, "| {name} | {} |", to_word(*bump));
+        let _ = writeln!(out, "| {} | {} |", markdown::text(name), to_word(*bump));
     }
     out
 }
@@ -221,7 +290,7 @@ mod tests {
     fn change(kind: Kind, dir: Dir) -> Change {
         Change {
             spec: "order".into(),
-            operation: "op".into(),
+            operation: Some("op".into()),
             pointer: "/x".into(),
             summary: "s".into(),
             verdicts: verdicts(&kind, dir),
@@ -246,7 +315,13 @@ mod tests {
     fn a_breaking_change_is_a_minor_bump_below_one_and_a_major_one_above() {
         // Breaks the Rust SDK only: the SDK moves a minor step, its dependents a patch.
         let b = bumps(
-            &[change(Kind::PropertyAdded { required: false }, Dir::Reply)],
+            &[change(
+                Kind::PropertyAdded {
+                    required: false,
+                    closed: false,
+                },
+                Dir::Reply,
+            )],
             &packages(),
         );
         assert_eq!(b["licensing-sdk"], Bump::Minor);
@@ -266,17 +341,60 @@ mod tests {
         assert_eq!(b["licensing-codegen"], Bump::None);
     }
 
+    fn side(source: Source) -> Side {
+        Side {
+            label: "spec/".into(),
+            source,
+            specs: vec![],
+        }
+    }
+
     #[test]
     fn json_has_the_documented_shape() {
-        let c = [change(Kind::ParameterRemoved, Dir::Request)];
-        let v: Value = serde_json::from_str(&json(&c, &bumps(&c, &packages()))).unwrap();
+        let mut c = vec![change(
+            Kind::ParameterRemoved { required: true },
+            Dir::Request,
+        )];
+        let mut unused = change(Kind::SchemaAdded, Dir::Both);
+        unused.operation = None;
+        c.push(unused);
+        let base = side(Source::Revision {
+            revision: "v1".into(),
+            commit: "abc".into(),
+        });
+        let head = side(Source::Directory { path: "/s".into() });
+        let text = json(&base, &head, &c, &bumps(&c, &packages()));
+        let v: Value = serde_json::from_str(&text).unwrap();
         let first = &v["changes"][0];
         for key in ["spec", "operation", "pointer", "summary"] {
             assert!(first[key].is_string(), "{key}");
         }
-        assert_eq!(first["wire"], "compatible");
+        // A required parameter removed: old clients still send it (ignored), new clients
+        // no longer do, and the old deployment requires it.
+        assert_eq!(first["wire_old_clients"], "compatible");
+        assert_eq!(first["wire_new_clients"], "breaking");
         assert_eq!(first["rust"], "breaking");
         assert_eq!(first["schemas"], "compatible");
+        assert_eq!(v["changes"][1]["operation"], Value::Null);
+        assert!(!text.contains("(no operation)"));
         assert_eq!(v["bump"]["licensing-sdk"], "minor");
+        assert_eq!(v["base"]["kind"], "revision");
+        assert_eq!(v["base"]["commit"], "abc");
+        assert_eq!(v["head"]["kind"], "directory");
+        assert_eq!(v["head"]["path"], "/s");
+    }
+
+    #[test]
+    fn markdown_keeps_the_wording_for_a_change_no_operation_uses() {
+        let mut unused = change(Kind::SchemaAdded, Dir::Both);
+        unused.operation = None;
+        let c = [unused];
+        let (base, head) = (side(Source::Texts), side(Source::Texts));
+        let text = markdown(&base, &head, &c, &bumps(&c, &packages()));
+        assert!(text.contains("## order: \\(no operation\\)"), "{text}");
+        assert!(
+            text.contains("| wire: old clients | wire: new clients |"),
+            "{text}"
+        );
     }
 }

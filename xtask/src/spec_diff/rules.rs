@@ -4,9 +4,17 @@
 //!
 //! The consumers:
 //!
-//! * `wire`: the documents as a contract on JSON. Breaking when a request valid before is
-//!   now refused, or a reply valid before is now refused by a reader that follows the new
-//!   documents (the valid set narrows in the direction the part travels).
+//! * `wire_old_clients`: the documents as a contract on JSON, for clients written against
+//!   the old documents talking to a deployment of the new ones (the platform deploys
+//!   first). Breaking when a request valid before is now refused (the valid requests
+//!   narrow), or a reply the new documents allow is refused by a reader that follows the
+//!   old ones (the valid replies widen).
+//! * `wire_new_clients`: clients written against the new documents talking to a
+//!   deployment of the old ones (a partner upgrades first). Breaking when a request the
+//!   new documents allow is refused by the old deployment (the valid requests widen: an
+//!   operation added, an enum value added, a field the old object refuses), or a reply
+//!   valid before is refused by a reader that follows the new documents (the valid
+//!   replies narrow). See [`wire`].
 //! * `rust`: a program on `licensing-sdk`, upgraded to the SDK generated from the new
 //!   documents. The generated structs have public fields and no `#[non_exhaustive]`, so a
 //!   struct literal or a destructuring names every field; the enums (tolerant ones
@@ -36,13 +44,21 @@ pub enum Verdict {
 
 use Verdict::{Breaking as B, Compatible as C};
 
-/// The consumers, in report order.
-pub const CONSUMERS: [&str; 5] = ["wire", "rust", "typescript", "python", "schemas"];
+/// The consumers, in report order (the JSON keys and the mutations' `expect` keys).
+pub const CONSUMERS: [&str; 6] = [
+    "wire_old_clients",
+    "wire_new_clients",
+    "rust",
+    "typescript",
+    "python",
+    "schemas",
+];
 
 /// A change's verdict for each consumer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Verdicts {
-    pub wire: Verdict,
+    pub wire_old_clients: Verdict,
+    pub wire_new_clients: Verdict,
     pub rust: Verdict,
     pub typescript: Verdict,
     pub python: Verdict,
@@ -50,32 +66,29 @@ pub struct Verdicts {
 }
 
 impl Verdicts {
-    const fn new(v: [Verdict; 5]) -> Verdicts {
+    const fn new(v: [Verdict; 6]) -> Verdicts {
         Verdicts {
-            wire: v[0],
-            rust: v[1],
-            typescript: v[2],
-            python: v[3],
-            schemas: v[4],
+            wire_old_clients: v[0],
+            wire_new_clients: v[1],
+            rust: v[2],
+            typescript: v[3],
+            python: v[4],
+            schemas: v[5],
         }
     }
 
-    pub const NONE: Verdicts = Verdicts::new([C; 5]);
+    pub const NONE: Verdicts = Verdicts::new([C; 6]);
 
     pub fn get(&self, consumer: &str) -> Option<Verdict> {
-        Some(match consumer {
-            "wire" => self.wire,
-            "rust" => self.rust,
-            "typescript" => self.typescript,
-            "python" => self.python,
-            "schemas" => self.schemas,
-            _ => return None,
-        })
+        let i = CONSUMERS.iter().position(|c| *c == consumer)?;
+        Some(self.all()[i])
     }
 
-    pub fn all(&self) -> [Verdict; 5] {
+    /// In the order of [`CONSUMERS`].
+    pub fn all(&self) -> [Verdict; 6] {
         [
-            self.wire,
+            self.wire_old_clients,
+            self.wire_new_clients,
             self.rust,
             self.typescript,
             self.python,
@@ -86,13 +99,7 @@ impl Verdicts {
     /// The worse verdict for each consumer.
     pub fn max(self, other: Verdicts) -> Verdicts {
         let (a, b) = (self.all(), other.all());
-        Verdicts::new([
-            a[0].max(b[0]),
-            a[1].max(b[1]),
-            a[2].max(b[2]),
-            a[3].max(b[3]),
-            a[4].max(b[4]),
-        ])
+        Verdicts::new(std::array::from_fn(|i| a[i].max(b[i])))
     }
 
     pub fn any_breaking(&self) -> bool {
@@ -121,7 +128,9 @@ pub enum Kind {
     ParameterAdded {
         required: bool,
     },
-    ParameterRemoved,
+    ParameterRemoved {
+        required: bool,
+    },
     ErrorCodeAdded,
     ErrorCodeRemoved,
     SchemaAdded,
@@ -129,16 +138,22 @@ pub enum Kind {
     SchemaRenamed,
     PropertyAdded {
         required: bool,
+        /// The old object refused properties it did not list (`additionalProperties:
+        /// false`): a reader of the old documents refuses the new one.
+        closed: bool,
     },
     PropertyRemoved {
         required: bool,
-        /// The object refuses properties it does not list (`additionalProperties: false`).
+        /// The new object refuses properties it does not list (`additionalProperties: false`).
         closed: bool,
     },
     /// A property or parameter removed and one of the same shape added.
     PropertyRenamed {
         required: bool,
+        /// The new object is closed (refuses the old name).
         closed: bool,
+        /// The old object was closed (refuses the new name).
+        closed_before: bool,
     },
     RequiredToOptional {
         /// The Rust type changes (`T` to `Option<T>`); not for lists, which typify keeps as
@@ -167,6 +182,12 @@ pub enum Kind {
     Loosened {
         rust_type: bool,
     },
+    /// A rule replaced by one not comparable with it (another pattern, number bounds moved
+    /// apart): it may refuse values it accepted and accept values it refused.
+    Changed {
+        checked: bool,
+        rust_type: bool,
+    },
     NullableAdded {
         rust_type: bool,
     },
@@ -187,108 +208,187 @@ pub fn verdicts(kind: &Kind, dir: Dir) -> Verdicts {
     }
 }
 
-fn rust_if(changed: bool) -> Verdict {
-    if changed { B } else { C }
+/// What a change does to the set of JSON values (or requests) the documents allow at
+/// the changed place: some allowed before are now refused (`narrows`), some refused
+/// before are now allowed (`widens`). Both directions of the wire follow from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reach {
+    pub narrows: bool,
+    pub widens: bool,
+    /// The change is to what a server routes or reads of a request (an operation, its
+    /// method, path or parameters): the replies are those of the operations a client
+    /// calls, so they do not widen or narrow with it.
+    pub requests_only: bool,
+}
+
+pub fn reach(kind: &Kind) -> Reach {
+    let r = |narrows, widens| Reach {
+        narrows,
+        widens,
+        requests_only: false,
+    };
+    let routed = |narrows, widens| Reach {
+        requests_only: true,
+        ..r(narrows, widens)
+    };
+    match *kind {
+        // A deployment answers an operation it does not have with 404.
+        Kind::OperationAdded => routed(false, true),
+        Kind::OperationRemoved => routed(true, false),
+        // A server routes by method and path, never by `operationId`.
+        Kind::OperationRenamed => routed(false, false),
+        Kind::PathChanged | Kind::MethodChanged => routed(true, true),
+        // A server ignores a query parameter or header it does not read (the conformance
+        // proxy does too), and refuses a request without one it requires.
+        Kind::ParameterAdded { required } => routed(required, false),
+        Kind::ParameterRemoved { required } => routed(false, required),
+        // The reply envelope's `code` is a string: every code is a valid reply, and the
+        // documents' lists are what a client is told to expect, not a schema.
+        Kind::ErrorCodeAdded | Kind::ErrorCodeRemoved => r(false, false),
+        // Names of schemas are not on the wire.
+        Kind::SchemaAdded | Kind::SchemaRemoved | Kind::SchemaRenamed => r(false, false),
+        // An open object (no `additionalProperties: false`) allows undeclared properties,
+        // so a property added is refused only by a closed old object, and one removed only
+        // by a closed new one; a required one is missing from the other side's values.
+        Kind::PropertyAdded { required, closed } => r(required, closed),
+        Kind::PropertyRemoved { required, closed } => r(closed, required),
+        Kind::PropertyRenamed {
+            required,
+            closed,
+            closed_before,
+        } => r(required || closed, required || closed_before),
+        Kind::RequiredToOptional { .. } => r(false, true),
+        Kind::OptionalToRequired { .. } => r(true, false),
+        Kind::TypeChanged | Kind::Other | Kind::Changed { .. } => r(true, true),
+        // `int32` bounds the values: an `int64` one may not fit.
+        Kind::FormatWidened => r(false, true),
+        Kind::FormatNarrowed => r(true, false),
+        Kind::EnumValueAdded | Kind::Loosened { .. } | Kind::NullableAdded { .. } => r(false, true),
+        Kind::EnumValueRemoved | Kind::Tightened { .. } | Kind::NullableRemoved { .. } => {
+            r(true, false)
+        }
+        Kind::EnumVariantRenamed | Kind::Documentation => r(false, false),
+    }
+}
+
+/// The two wire verdicts, `[old clients, new clients]`, of a change to a part travelling
+/// in `dir` (`Request` or `Reply`):
+///
+/// * old clients against the new deployment: their requests (valid before) must still be
+///   accepted, so a narrowing of requests breaks; the new deployment's replies must be
+///   accepted by them, so a widening of replies breaks;
+/// * new clients against the old deployment: their requests (valid now) must be accepted
+///   by the old deployment, so a widening of requests breaks; the old deployment's
+///   replies must be accepted by them, so a narrowing of replies breaks.
+pub fn wire(kind: &Kind, dir: Dir) -> [Verdict; 2] {
+    let Reach {
+        narrows,
+        widens,
+        requests_only,
+    } = reach(kind);
+    match dir {
+        Dir::Request => [breaks(narrows), breaks(widens)],
+        Dir::Reply if requests_only => [C, C],
+        Dir::Reply => [breaks(widens), breaks(narrows)],
+        Dir::Both => {
+            let (a, b) = (wire(kind, Dir::Request), wire(kind, Dir::Reply));
+            [a[0].max(b[0]), a[1].max(b[1])]
+        }
+    }
+}
+
+/// Breaking when `yes`.
+fn breaks(yes: bool) -> Verdict {
+    if yes { B } else { C }
 }
 
 fn one(kind: &Kind, dir: Dir) -> Verdicts {
+    let [old_clients, new_clients] = wire(kind, dir);
+    let [rust, typescript, python, schemas] = languages(kind, dir);
+    Verdicts::new([old_clients, new_clients, rust, typescript, python, schemas])
+}
+
+/// `[rust, typescript, python, schemas]`.
+fn languages(kind: &Kind, dir: Dir) -> [Verdict; 4] {
     let request = dir == Dir::Request;
-    // [wire, rust, typescript, python, schemas]
-    let v = match *kind {
-        Kind::OperationAdded | Kind::SchemaAdded | Kind::Documentation => [C; 5],
+    match *kind {
+        Kind::OperationAdded | Kind::SchemaAdded | Kind::Documentation => [C; 4],
         // Every client loses the call, and the schemas' index its entry (the component
         // schemas stay).
-        Kind::OperationRemoved => [B; 5],
+        Kind::OperationRemoved => [B; 4],
         // Rust's method and Python's module are named after the operationId, and so is the
         // schemas' index entry; openapi-fetch calls by path.
-        Kind::OperationRenamed => [C, B, C, B, B],
+        Kind::OperationRenamed => [B, C, B, B],
         // The generated Rust and Python calls hide the path and method; TypeScript's
         // `paths` type is keyed by both.
-        Kind::PathChanged | Kind::MethodChanged => [B, C, B, C, C],
-        // A parameter the caller never sets is refused by the server, by the SDK's builder
-        // at run time ("required"), and by the types of TypeScript and Python.
-        Kind::ParameterAdded { required: true } => [B, B, B, B, C],
-        Kind::ParameterAdded { required: false } => [C; 5],
-        // The server ignores a query parameter it does not read; every client loses the
-        // setter, the property or the keyword.
-        Kind::ParameterRemoved => [C, B, B, B, C],
+        Kind::PathChanged | Kind::MethodChanged => [C, B, C, C],
+        // A parameter the caller never sets is refused by the SDK's builder at run time
+        // ("required"), and by the types of TypeScript and Python.
+        Kind::ParameterAdded { required: true } => [B, B, B, C],
+        Kind::ParameterAdded { required: false } => [C; 4],
+        // Every client loses the setter, the property or the keyword.
+        Kind::ParameterRemoved { .. } => [B, B, B, C],
         // The per-operation error enums (`order::errors`) gain or lose a variant; the reply
         // envelope's `code` schema does not change.
-        Kind::ErrorCodeAdded | Kind::ErrorCodeRemoved => [C, B, C, C, C],
+        Kind::ErrorCodeAdded | Kind::ErrorCodeRemoved => [B, C, C, C],
         // The JSON stays, the name that types and files are generated under goes.
-        Kind::SchemaRemoved | Kind::SchemaRenamed => [C, B, B, B, B],
+        Kind::SchemaRemoved | Kind::SchemaRenamed => [B, B, B, B],
         // A new field of a generated struct breaks a Rust struct literal; nothing else.
-        Kind::PropertyAdded { required: false } => [C, B, C, C, C],
-        Kind::PropertyAdded { required: true } if request => [B, B, B, B, B],
-        // A reply valid before lacks it: the wire and the schemas refuse it, Rust and
-        // Python fail to decode it; TypeScript's reading code is unaffected.
-        Kind::PropertyAdded { required: true } => [B, B, C, B, B],
-        Kind::PropertyRemoved { closed, .. } if request => {
-            let refused = if closed { B } else { C };
-            [refused, B, B, B, refused]
-        }
+        Kind::PropertyAdded {
+            required: false, ..
+        } => [B, C, C, C],
+        Kind::PropertyAdded { required: true, .. } if request => [B, B, B, B],
+        // A reply valid before lacks it: the schemas refuse it, Rust and Python fail to
+        // decode it; TypeScript's reading code is unaffected.
+        Kind::PropertyAdded { required: true, .. } => [B, C, B, B],
+        Kind::PropertyRemoved { closed, .. } if request => [B, B, B, breaks(closed)],
         // The old name is refused where the object is closed, and a required new name is
         // missing from every request written before.
-        Kind::PropertyRenamed { closed, required } if request => {
-            let refused = if closed || required { B } else { C };
-            [refused, B, B, B, refused]
-        }
-        Kind::PropertyRemoved { required, .. } => {
-            // Readers lose the field whatever its requiredness; a reply valid before still
-            // validates (undeclared properties are allowed).
-            let _ = required;
-            [C, B, B, B, C]
-        }
-        Kind::PropertyRenamed { required, .. } => {
-            // The removal's verdicts and the addition's together.
-            let added = if required {
-                [B, B, C, B, B]
-            } else {
-                [C, B, C, C, C]
-            };
-            let removed = [C, B, B, B, C];
-            let mut v = [C; 5];
-            for i in 0..5 {
-                v[i] = added[i].max(removed[i]);
-            }
-            v
-        }
-        Kind::RequiredToOptional { rust_type } if request => [C, rust_if(rust_type), C, C, C],
+        Kind::PropertyRenamed {
+            closed, required, ..
+        } if request => [B, B, B, breaks(closed || required)],
+        // Readers lose the field whatever its requiredness; a reply valid before still
+        // validates (undeclared properties are allowed).
+        Kind::PropertyRemoved { .. } => [B, B, B, C],
+        // The removal's verdicts and the addition's together.
+        Kind::PropertyRenamed { required, .. } => [B, B, B, breaks(required)],
+        Kind::RequiredToOptional { rust_type } if request => [breaks(rust_type), C, C, C],
         // Readers now get `undefined`/`Unset`/`None` where they had a value.
-        Kind::RequiredToOptional { .. } => [C, B, B, B, C],
-        Kind::OptionalToRequired { .. } if request => [B, B, B, B, B],
-        // A reply valid before may lack it: refused by the wire and the schemas, fails to
-        // decode in Rust and Python; TypeScript reads `T` where it read `T | undefined`.
-        Kind::OptionalToRequired { .. } => [B, B, C, B, B],
-        Kind::TypeChanged => [B, B, B, B, B],
+        Kind::RequiredToOptional { .. } => [B, B, B, C],
+        Kind::OptionalToRequired { .. } if request => [B, B, B, B],
+        // A reply valid before may lack it: refused by the schemas, fails to decode in Rust
+        // and Python; TypeScript reads `T` where it read `T | undefined`.
+        Kind::OptionalToRequired { .. } => [B, C, B, B],
+        Kind::TypeChanged => [B; 4],
         // Rust's `i32` becomes `i64` (or back); TypeScript and Python have one number type.
-        Kind::FormatWidened => [C, B, C, C, C],
-        Kind::FormatNarrowed => [B, B, C, C, B],
+        Kind::FormatWidened => [B, C, C, C],
+        Kind::FormatNarrowed => [B, C, C, B],
         // Enum values are variants in Rust (an exhaustive `match` breaks either way); an
         // added value widens what readers must handle in TypeScript and Python (whose
         // literal enums refuse a value they do not list).
-        Kind::EnumValueAdded if request => [C, B, C, C, C],
-        Kind::EnumValueAdded => [C, B, B, B, C],
-        Kind::EnumValueRemoved if request => [B, B, B, B, B],
+        Kind::EnumValueAdded if request => [B, C, C, C],
+        Kind::EnumValueAdded => [B, B, B, C],
+        Kind::EnumValueRemoved if request => [B, B, B, B],
         // A reply valid before may carry it: Python's literal enum refuses it.
-        Kind::EnumValueRemoved => [B, B, C, B, B],
-        Kind::EnumVariantRenamed => [C, B, C, C, C],
+        Kind::EnumValueRemoved => [B, C, B, B],
+        Kind::EnumVariantRenamed => [B, C, C, C],
         // TypeScript and Python check no bound; Rust checks string rules in requests (reply
         // schemas lose theirs before typify sees them, `reply_constraints.rs`).
-        Kind::Tightened { checked, rust_type } if request => {
-            [B, rust_if(checked || rust_type), C, C, B]
+        Kind::Tightened { checked, rust_type } | Kind::Changed { checked, rust_type }
+            if request =>
+        {
+            [breaks(checked || rust_type), C, C, B]
         }
-        Kind::Tightened { .. } => [B, C, C, C, B],
-        Kind::Loosened { rust_type } if request => [C, rust_if(rust_type), C, C, C],
-        Kind::Loosened { .. } => [C; 5],
-        Kind::NullableAdded { rust_type } if request => [C, rust_if(rust_type), C, C, C],
+        Kind::Tightened { .. } | Kind::Changed { .. } => [C, C, C, B],
+        Kind::Loosened { rust_type } if request => [breaks(rust_type), C, C, C],
+        Kind::Loosened { .. } => [C; 4],
+        Kind::NullableAdded { rust_type } if request => [breaks(rust_type), C, C, C],
         // Readers may now get null.
-        Kind::NullableAdded { .. } => [C, B, B, B, C],
-        Kind::NullableRemoved { rust_type } if request => [B, rust_if(rust_type), B, B, B],
-        Kind::NullableRemoved { rust_type } => [B, rust_if(rust_type), C, B, B],
-        Kind::Other => [B; 5],
-    };
-    Verdicts::new(v)
+        Kind::NullableAdded { .. } => [B, B, B, C],
+        Kind::NullableRemoved { rust_type } if request => [breaks(rust_type), B, B, B],
+        Kind::NullableRemoved { rust_type } => [breaks(rust_type), C, B, B],
+        Kind::Other => [B; 4],
+    }
 }
 
 #[cfg(test)]
@@ -305,19 +405,15 @@ mod tests {
     }
 
     #[test]
-    fn documentation_breaks_nobody_and_removal_breaks_every_client() {
+    fn documentation_breaks_nobody_and_removal_breaks_every_client_of_it() {
         assert!(!verdicts(&Kind::Documentation, Dir::Both).any_breaking());
         let removed = verdicts(&Kind::OperationRemoved, Dir::Both);
-        assert_eq!(
-            [
-                removed.wire,
-                removed.rust,
-                removed.typescript,
-                removed.python,
-                removed.schemas
-            ],
-            [B; 5]
-        );
+        assert_eq!(removed.all(), [B, C, B, B, B, B]);
+        // New clients do not call it; the old deployment still answers it.
+        assert_eq!(removed.wire_new_clients, C);
+        // Added: only a new client calls it, and the old deployment has no such route.
+        let added = verdicts(&Kind::OperationAdded, Dir::Both);
+        assert_eq!(added.all(), [C, B, C, C, C, C]);
     }
 
     #[test]
@@ -330,7 +426,41 @@ mod tests {
             required: false,
             closed: true,
         };
-        assert_eq!(verdicts(&open, Dir::Request).wire, C);
-        assert_eq!(verdicts(&closed, Dir::Request).wire, B);
+        assert_eq!(verdicts(&open, Dir::Request).wire_old_clients, C);
+        assert_eq!(verdicts(&closed, Dir::Request).wire_old_clients, B);
+    }
+
+    /// The cases where deployed clients break and a reader of the new documents does not:
+    /// what oasdiff calls breaking in replies.
+    #[test]
+    fn a_reply_that_widens_breaks_old_clients_and_one_that_narrows_new_ones() {
+        let removed = Kind::PropertyRemoved {
+            required: true,
+            closed: false,
+        };
+        assert_eq!(wire(&removed, Dir::Reply), [B, C]);
+        let nullable = Kind::NullableAdded { rust_type: true };
+        assert_eq!(wire(&nullable, Dir::Reply), [B, C]);
+        assert_eq!(wire(&Kind::EnumValueAdded, Dir::Reply), [B, C]);
+        let required = Kind::OptionalToRequired { rust_type: true };
+        assert_eq!(wire(&required, Dir::Reply), [C, B]);
+        // The same changes to a request swap the directions.
+        assert_eq!(wire(&Kind::EnumValueAdded, Dir::Request), [C, B]);
+        assert_eq!(wire(&required, Dir::Request), [B, C]);
+    }
+
+    #[test]
+    fn an_added_field_breaks_the_old_deployment_only_where_its_object_is_closed() {
+        let added = |closed| Kind::PropertyAdded {
+            required: false,
+            closed,
+        };
+        assert_eq!(wire(&added(false), Dir::Request), [C, C]);
+        assert_eq!(wire(&added(true), Dir::Request), [C, B]);
+        let required = Kind::PropertyAdded {
+            required: true,
+            closed: false,
+        };
+        assert_eq!(wire(&required, Dir::Request), [B, C]);
     }
 }
