@@ -4,15 +4,16 @@
 #   1. `cargo xtask clients --test`: TypeScript (openapi-typescript + openapi-fetch) and
 #      Python (openapi-python-client with the shipped templates) clients generated from
 #      spec/*.yaml, each driving all 19 operations against its own licensing-sim, with the
-#      simulator's journal checked afterwards (xtask/clients/README.md), then the
-#      TypeScript and Python examples of docs/other-languages.md, run as written and their
-#      printed output checked;
+#      simulator's journal checked afterwards, then the TypeScript and Python examples of
+#      docs/other-languages.md, run as written and their printed output checked (an alias
+#      of `cargo run -p licensing-clients -- --test`; see clients/README.md);
 #   2. `cargo xtask docs --check`: the reference pages of the three specs rendered by
 #      Redocly, opened in headless Chromium, every operation id and error code checked in the
 #      rendered DOM, one screenshot per page (paths printed below).
 #
-# The Node and Python packages come from the lock files under xtask/ (installed by xtask
-# into the target directory); Chromium is Debian's package, installed here when missing.
+# The Node and Python packages come from the lock files under clients/ and xtask/docs/
+# (installed into the target directory); Chromium is Debian's package, installed here when
+# missing.
 # Needs: cargo, node (>= 20.19) with npm, python3 (>= 3.10) with venv, apt-get for Chromium.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -13,7 +13,8 @@
 //!   benchmark lab (`bench/`, run with the same flags); `--smoke` only checks the set-up.
 //! * `clients [--test]`: TypeScript and Python clients generated from `spec/*.yaml` into
 //!   the target directory; `--test` runs a scenario in each language against
-//!   `licensing-sim` (see `clients.rs` and `xtask/clients/README.md`).
+//!   `licensing-sim`; an alias of `licensing-clients` (`clients/driver/`, see
+//!   `clients/README.md`).
 //! * `docs [--check]`: the API reference pages of the three specs; `--check` verifies them
 //!   in headless Chromium and saves screenshots (see `docs.rs`).
 //! * `console [--browser chromium|firefox] [--save-screenshot]`: the simulator's sandbox

@@ -5,7 +5,9 @@
  * file with `tsc --noEmit` and then reads the simulator's journal to confirm that every
  * operation of the specs was answered.
  *
- * The same story is told in Python (`../python/scenario.py`); keep the two in step.
+ * The same story is told in Python (`clients/python/tests/scenario.py`); keep the two in step.
+ * It runs from the generated folder (`target/clients/typescript`), beside `licensing.ts` and
+ * `generated/`, which its imports name.
  */
 import assert from "node:assert/strict";
 

@@ -1,5 +1,5 @@
 //! The two examples of the other languages guide (`docs/other-languages.md`, section
-//! "TypeScript and Python clients"), as `cargo xtask clients --test` runs them: read from
+//! "TypeScript and Python clients"), as `--test` runs them ([`crate::examples`]): read from
 //! the guide at run time, verbatim, and checked against the outputs their comments claim.
 //!
 //! * The section (from its `## TypeScript and Python clients` heading to the next `## `
@@ -492,7 +492,7 @@ console.log(1);
     /// The repository's guide itself.
     #[test]
     fn the_guide_has_both_examples() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/other-languages.md");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/other-languages.md");
         let guide = std::fs::read_to_string(path).unwrap();
         let examples = Examples::parse(&guide).unwrap();
         for example in [&examples.typescript, &examples.python] {

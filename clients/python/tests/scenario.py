@@ -3,9 +3,11 @@ running ``licensing-sim`` (``LICENSING_SIM_URL``), asserting decoded values and 
 codes. Run by ``cargo xtask clients --test``, which starts the simulator and then reads its
 journal to confirm that every operation of the specs was answered.
 
-The same story is told in TypeScript (``../typescript/scenario.ts``); keep the two in step.
-Every business exception goes through the shipped templates: without them the generated
-client raises ``ValueError: 299 is not a valid HTTPStatus`` on the first one.
+The same story is told in TypeScript (``clients/typescript/test/scenario.ts``); keep the
+two in step. Every business exception goes through the shipped templates: without them the
+generated client raises ``ValueError: 299 is not a valid HTTPStatus`` on the first one.
+It runs from the generated folder (``target/clients/python``), beside ``licensing.py`` and
+the generated packages.
 """
 
 from __future__ import annotations
