@@ -12,6 +12,10 @@
 //! names that is gone, a list the platform refuses, or an `async` run (whose batches may
 //! still be in processing) leaves the line `unknown`, with the reason: only a line the
 //! check shows was not applied is sent again, in a batch with a new `channelOrderId`.
+//!
+//! A line whose batch the results file no longer names (see [`super::recover`]) is
+//! looked for under every `channelOrderId` the run could have given a batch holding it
+//! ([`could_hold`]): not applied only when none of them is on its assets.
 
 use std::{
     borrow::Cow,
@@ -25,6 +29,7 @@ use licensing_sdk::{
 };
 
 use super::{
+    ids::could_hold,
     read::{Line, Source},
     results::{Outcome, Record, Results},
     say,
@@ -34,21 +39,22 @@ use crate::{config::Context, error::CliError};
 /// What the check says of a line.
 #[derive(Debug, PartialEq, Eq)]
 enum Verdict {
-    /// Applied: the license order id, when the platform shows one.
-    Applied(Option<String>),
+    /// Applied: the batch's `channelOrderId` and the license order id, when the platform
+    /// shows one.
+    Applied(Option<(String, String)>),
     NotApplied,
     /// Cannot tell: why.
     Undecided(String),
 }
 
-/// Checks each unknown line (its number and its batch's `channelOrderId`), records those
-/// found applied as `ok` and those it cannot tell as `unknown` with the reason, and
-/// returns the lines to send again.
+/// Checks each unknown line (its number and its batch's `channelOrderId`, none when it is
+/// lost) of a run of `sync_mode` and `prefix`, records those found applied as `ok` and
+/// those it cannot tell as `unknown` with the reason, and returns the lines to send again.
 pub async fn reconcile(
     ctx: &Context,
     source: &Source,
-    unknown: &BTreeMap<u64, String>,
-    sync_mode: &SyncMode,
+    unknown: &BTreeMap<u64, Option<String>>,
+    (sync_mode, prefix): (&SyncMode, &str),
     results: &mut Results,
 ) -> Result<Vec<Line>, CliError> {
     if unknown.is_empty() {
@@ -75,6 +81,7 @@ pub async fn reconcile(
     let lines = source.lines_numbered(&nos);
     let mut platform = Platform {
         members,
+        prefix: prefix.to_string(),
         assets: HashMap::new(),
         products: HashMap::new(),
     };
@@ -82,12 +89,13 @@ pub async fn reconcile(
     let mut again = Vec::new();
     let (mut applied, mut undecided) = (0, 0);
     for line in lines {
-        let batch = &unknown[&line.no];
-        match platform.verdict(&line.order, batch).await {
-            Verdict::Applied(order) => {
+        let batch = unknown[&line.no].as_deref();
+        match platform.verdict(&line.order, line.no, batch).await {
+            Verdict::Applied(found) => {
                 applied += 1;
+                let (id, order) = found.unzip();
                 records.push(Record {
-                    channel_order_id: Some(Cow::Owned(batch.clone())),
+                    channel_order_id: id.or(batch.map(str::to_string)).map(Cow::Owned),
                     license_order_id: order.map(Cow::Owned),
                     message: Some(Cow::Borrowed(
                         "applied: found on the platform by --retry-unknown's check",
@@ -112,9 +120,9 @@ pub async fn reconcile(
     Ok(again)
 }
 
-fn undecided_record(no: u64, batch: &str, reason: String) -> Record<'static> {
+fn undecided_record(no: u64, batch: Option<&str>, reason: String) -> Record<'static> {
     Record {
-        channel_order_id: Some(Cow::Owned(batch.to_string())),
+        channel_order_id: batch.map(|b| Cow::Owned(b.to_string())),
         code: Some(Cow::Borrowed("unchecked")),
         message: Some(Cow::Owned(format!(
             "--retry-unknown could not tell whether it was applied: {reason}"
@@ -125,12 +133,12 @@ fn undecided_record(no: u64, batch: &str, reason: String) -> Record<'static> {
 
 fn record_undecided(
     results: &mut Results,
-    unknown: &BTreeMap<u64, String>,
+    unknown: &BTreeMap<u64, Option<String>>,
     reason: &str,
 ) -> Result<(), CliError> {
     let records: Vec<Record<'_>> = unknown
         .iter()
-        .map(|(&no, batch)| undecided_record(no, batch, reason.to_string()))
+        .map(|(&no, batch)| undecided_record(no, batch.as_deref(), reason.to_string()))
         .collect();
     results.append(&records)
 }
@@ -138,6 +146,8 @@ fn record_undecided(
 /// What the member center shows, each list asked for once.
 struct Platform {
     members: licensing_sdk::member::Client,
+    /// The run's `--order-id-prefix`: what a lost batch's id starts with.
+    prefix: String,
     /// Per enterprise: asset number → asset id.
     assets: HashMap<String, Result<HashMap<String, String>, String>>,
     /// Per asset id: its products' `channelOrderId`s → a `licenseOrderId`, and their
@@ -215,8 +225,8 @@ impl Platform {
         self.products[asset_id].as_ref().map_err(Clone::clone)
     }
 
-    async fn verdict(&mut self, order: &LicenseOrder, batch: &str) -> Verdict {
-        match self.verdict_or_failure(order, batch).await {
+    async fn verdict(&mut self, order: &LicenseOrder, line: u64, batch: Option<&str>) -> Verdict {
+        match self.verdict_or_failure(order, line, batch).await {
             Ok(verdict) => verdict,
             Err(reason) => Verdict::Undecided(reason),
         }
@@ -225,7 +235,8 @@ impl Platform {
     async fn verdict_or_failure(
         &mut self,
         order: &LicenseOrder,
-        batch: &str,
+        line: u64,
+        batch: Option<&str>,
     ) -> Result<Verdict, String> {
         let enterprise = order.enterprise_global_id().to_string();
         let assets = self.assets(&enterprise).await?.clone();
@@ -243,10 +254,18 @@ impl Platform {
                         seen.push(false);
                         continue;
                     };
+                    let prefix = self.prefix.clone();
                     let products = self.products(id).await?;
-                    let found = products.orders.get(batch);
-                    if let Some(found) = found {
-                        license_order.get_or_insert_with(|| found.clone());
+                    let found = match batch {
+                        Some(batch) => products.orders.get_key_value(batch),
+                        None => products
+                            .orders
+                            .iter()
+                            .filter(|(id, _)| could_hold(&prefix, id, line))
+                            .min(),
+                    };
+                    if let Some((id, order)) = found {
+                        license_order.get_or_insert_with(|| (id.clone(), order.clone()));
                     }
                     seen.push(found.is_some());
                 }

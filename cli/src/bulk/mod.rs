@@ -10,20 +10,27 @@
 //! `--resume` sends again only the lines that are not `ok` (nor `unknown`).
 //!
 //! Each order is applied at most once whatever stops the run: the results file is a
-//! write-ahead log (see [`results`]), one run holds it at a time, and it belongs to one
-//! input, which a resume must match.
+//! write-ahead log (see [`results`]), one run holds it at a time ([`lock`]), and it
+//! belongs to one input, which a resume must match. A resume sends a line as new only
+//! if the file proves no request for it ever left; a file cut short, damaged at its end
+//! or written by an earlier version leaves what it cannot account for `unknown` (see
+//! [`recover`]).
 //!
 //! The file is read into orders on a thread of its own, a few batches ahead of the
 //! sending (bounded by the concurrency), so a large file is sent while it is read and
 //! is never held as orders all at once.
 
 mod check;
+mod ids;
+mod lock;
 mod read;
+mod recover;
 mod results;
+mod resume;
 mod send;
 
 use std::{
-    collections::{BTreeMap, HashSet, VecDeque},
+    collections::{HashSet, VecDeque},
     ffi::OsString,
     io::{IsTerminal as _, Write as _},
     path::{Path, PathBuf},
@@ -38,8 +45,10 @@ use crate::{
     error::{CliError, exit},
     output::Format,
 };
+use ids::Ids;
 use read::{Batcher, Source};
 use results::{Outcome, Results, Run};
+use resume::{Given, Start};
 use send::{Ended, Sender, Settings, Signals};
 
 /// Orders per batch when `--batch-size` is not given. The order document shows no
@@ -150,24 +159,6 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// What a resumed run must agree on with its results file: a setting given now must be
-/// the one recorded; one not given is taken from the record.
-fn agree(
-    flag: &str,
-    given: Option<String>,
-    recorded: &str,
-    results: &Path,
-) -> Result<String, CliError> {
-    match given {
-        Some(given) if given != recorded => Err(CliError::usage(format!(
-            "--{flag} {given:?} differs from the run {} belongs to ({recorded:?}): a resumed \
-             run keeps its settings; leave --{flag} out",
-            results.display()
-        ))),
-        _ => Ok(recorded.to_string()),
-    }
-}
-
 /// Runs `orders submit`.
 pub async fn run(ctx: &Context, m: &ArgMatches, _format: Format) -> Result<(), CliError> {
     // From here on a signal stops the run as Ctrl-C does, recording what is in flight.
@@ -204,10 +195,10 @@ pub async fn run(ctx: &Context, m: &ArgMatches, _format: Format) -> Result<(), C
     }
     let retry_unknown = m.get_flag("retry-unknown");
     // One run per results file, from before it is read until the process ends.
-    let lock = results::lock(&results_path)?;
+    let lock = lock::lock(&results_path)?;
     let given = |name: &str| m.get_one::<String>(name).cloned();
     let before = if resume {
-        Some(results::read(&results_path)?)
+        Some(recover::read(&results_path)?)
     } else {
         if results_path.symlink_metadata().is_ok() {
             return Err(CliError::usage(format!(
@@ -234,7 +225,7 @@ pub async fn run(ctx: &Context, m: &ArgMatches, _format: Format) -> Result<(), C
         None => is_csv(m, &file),
     };
     let source = Source::open(&file, csv)?;
-    let mut run = Run {
+    let run = Run {
         input: file.display().to_string(),
         size: source.size(),
         sha256: source.sha256(),
@@ -248,76 +239,23 @@ pub async fn run(ctx: &Context, m: &ArgMatches, _format: Format) -> Result<(), C
         attempt: 1,
     };
     // What a previous run settled is kept; the rest is sent (again).
-    let mut carried = Vec::new();
-    let mut unknown = BTreeMap::new();
-    let mut used = HashSet::new();
-    if let Some(read) = before {
-        let before = &read.run;
-        if (before.size, &before.sha256) != (run.size, &run.sha256) {
-            return Err(CliError::usage(format!(
-                "{} belongs to another input: {} ({} bytes, SHA-256 {}), not {} ({} bytes, \
-                 SHA-256 {}){}; nothing was sent",
-                results_path.display(),
-                before.input,
-                before.size,
-                before.sha256,
-                run.input,
-                run.size,
-                run.sha256,
-                if same_file(Path::new(&before.input), &file) {
-                    ": the file changed since its run (a line fixed after it failed goes \
-                     in a file of its own)"
-                } else {
-                    ""
-                }
-            )));
+    let (run, start) = match before {
+        Some(read) => {
+            let given = Given {
+                channel_code: given("channel-code"),
+                sync_mode: given("sync-mode"),
+                order_id_prefix: given("order-id-prefix"),
+                retry_unknown,
+                file: &file,
+                results: &results_path,
+            };
+            resume::resume(read, run, &source, given)?
         }
-        run = Run {
-            input: before.input.clone(),
-            channel_code: agree(
-                "channel-code",
-                given("channel-code"),
-                &before.channel_code,
-                &results_path,
-            )?,
-            sync_mode: agree(
-                "sync-mode",
-                given("sync-mode"),
-                &before.sync_mode,
-                &results_path,
-            )?,
-            order_id_prefix: agree(
-                "order-id-prefix",
-                given("order-id-prefix"),
-                &before.order_id_prefix,
-                &results_path,
-            )?,
-            attempt: before.attempt + 1,
-            ..run
-        };
-        used.extend(read.batches);
-        for (_, record) in read.records {
-            match Outcome::of(&record.outcome) {
-                Some(Outcome::Ok) => carried.push(record),
-                Some(Outcome::Unknown) => {
-                    if retry_unknown {
-                        unknown.insert(
-                            record.line,
-                            record
-                                .channel_order_id
-                                .as_deref()
-                                .unwrap_or_default()
-                                .to_string(),
-                        );
-                    }
-                    carried.push(record);
-                }
-                _ => {}
-            }
+        None if run.channel_code.is_empty() => {
+            return Err(CliError::usage("--channel-code is required"));
         }
-    } else if run.channel_code.is_empty() {
-        return Err(CliError::usage("--channel-code is required"));
-    }
+        None => (run, Start::default()),
+    };
     let settings = Arc::new(Settings {
         channel_code: run.channel_code.clone(),
         app_key: ctx.app_key(m.get_one::<String>("app-key").map(String::as_str))?,
@@ -329,11 +267,24 @@ pub async fn run(ctx: &Context, m: &ArgMatches, _format: Format) -> Result<(), C
     });
     let settings_prefix = settings.prefix.clone();
     let client = Arc::new(ctx.order_client()?);
+    let Start {
+        carried,
+        unknown,
+        used,
+        lost,
+    } = start;
     let mut results = Results::create(&results_path, &run, &carried, lock)?;
     let skip: HashSet<u64> = carried.iter().map(|r| r.line).collect();
     drop(carried);
     let source = Arc::new(source);
-    let again = check::reconcile(ctx, &source, &unknown, &settings.sync_mode, &mut results).await?;
+    let again = check::reconcile(
+        ctx,
+        &source,
+        &unknown,
+        (&settings.sync_mode, &settings.prefix),
+        &mut results,
+    )
+    .await?;
     let bar = progress(source.lines().saturating_sub(skip.len() as u64) + again.len() as u64);
     let pending: VecDeque<_> = send::batches(again, batch_size);
     let (to, from) = mpsc::channel(concurrency);
@@ -348,7 +299,7 @@ pub async fn run(ctx: &Context, m: &ArgMatches, _format: Format) -> Result<(), C
         results: &mut results,
         bar: &bar,
         signals: &mut signals,
-        ids: send::Ids::new(settings_prefix, used),
+        ids: Ids::new(settings_prefix, used, lost.then_some(run.attempt)),
     }
     .run(pending, from)
     .await;
@@ -435,13 +386,26 @@ fn summarize(results: &Results, report: Result<Ended, CliError>) -> Result<(), C
     ));
     let resume = resume_command(results.path());
     let unknown = count(Outcome::Unknown) + count(Outcome::Sending);
+    let unaccounted = results.unaccounted();
+    if unknown > unaccounted {
+        say(&format!(
+            "{} line(s) in batch(es) {} were sent but got no answer: they may have been \
+             applied, and are not resent.",
+            unknown - unaccounted,
+            crate::terminal::escape(&results.unknown_batches().join(", "))
+        ));
+    }
+    if unaccounted > 0 {
+        say(&format!(
+            "{unaccounted} line(s) may have been sent in a batch the results file no longer \
+             names (it was cut short, damaged at its end, or written by an earlier version): \
+             they may have been applied, and are not resent."
+        ));
+    }
     if unknown > 0 {
         say(&format!(
-            "{unknown} line(s) in batch(es) {} were sent but got no answer: they may have been \
-             applied, and are not resent. `{resume} --retry-unknown` checks each on the \
-             platform (through the member center) and resends only those it shows were not \
-             applied.",
-            crate::terminal::escape(&results.unknown_batches().join(", "))
+            "`{resume} --retry-unknown` checks each on the platform (through the member \
+             center) and resends only those it shows were not applied."
         ));
     }
     if let Ended::Stopped(code) = ended {

@@ -184,6 +184,19 @@ impl Source {
         }
     }
 
+    /// The numbers of the lines `wanted` that are orders: those a results file that does
+    /// not account for them may have sent (a line that is not one never is).
+    pub fn orders_where(&self, wanted: &dyn Fn(u64) -> bool) -> Vec<u64> {
+        let mut nos = Vec::new();
+        self.each(wanted, |no, _, order| {
+            if order.and_then(checked).is_ok() {
+                nos.push(no);
+            }
+            true
+        });
+        nos
+    }
+
     /// The lines numbered `nos` that are orders (those a check looks at).
     pub fn lines_numbered(&self, nos: &HashSet<u64>) -> Vec<Line> {
         let mut wanted = Vec::new();

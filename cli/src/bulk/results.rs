@@ -1,32 +1,35 @@
 //! The results file of `orders submit`, a write-ahead log of the run.
 //!
 //! Its first line names the run it belongs to ([`Run`]: the input's path, size and SHA-256,
-//! and the flags that shape each batch's `channelOrderId`); then come records, one JSON
-//! object per line. Before a batch is sent, each of its lines is appended as `sending`
-//! with the batch's `channelOrderId` and the file is synced; the answer is appended
-//! after. A line's last record is its outcome, and a line whose last record is `sending`
-//! was sent without an answer recorded: it reads as `unknown`, never as not sent. A run
-//! killed at any point therefore leaves a file the next run reads correctly: a torn
-//! last record (the process stopped inside a write) is dropped, as nothing was sent on
-//! its strength; a damaged record anywhere else is refused.
+//! and the flags that shape each batch's `channelOrderId`) and how many records were
+//! written with it (`{"run": {...}, "records": N}`); then come records, one JSON object
+//! per line: first those N, one per line in line order (what earlier runs settled, or at
+//! the end of a run every line's outcome), then those the run appends as it goes. Before
+//! a batch is sent, each of its lines is appended as `sending` with the batch's
+//! `channelOrderId`, and the file is synced (`fdatasync`) before the request is made;
+//! the answer is appended after. A line's last record is its outcome, and a line whose
+//! last record is `sending` was sent without an answer recorded: it reads as `unknown`,
+//! never as not sent.
 //!
 //! The file is replaced (never written in place) through a new file of a random name in
-//! its directory, synced, then renamed over it; a run holds `RESULTS.lock` beside it, so
-//! that two runs never share one results file.
+//! its directory, synced, then renamed over it (and the directory synced): when a run
+//! starts, holding what earlier runs settled, and when it ends, by one record per line.
+//! How a resume reads the file back, and what it takes as proven, is in [`super::recover`].
 
 use std::{
     borrow::Cow,
     collections::{BTreeMap, HashSet},
     fs::File,
-    io::{Read as _, Write as _},
+    io::Write as _,
     path::{Path, PathBuf},
 };
 
 use serde::{Deserialize, Serialize};
 
+use super::lock::Lock;
 use crate::error::CliError;
 
-/// What a results file belongs to: written as its first line, `{"run": {...}}`.
+/// What a results file belongs to: written in its first line, `{"run": {...}}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Run {
@@ -49,9 +52,15 @@ pub struct Run {
     pub attempt: u32,
 }
 
+/// A results file's first line.
 #[derive(Serialize, Deserialize)]
-struct Header<T> {
-    run: T,
+pub struct Header<T> {
+    pub run: T,
+    /// How many records were written with this line, one per line in line order, before
+    /// the records appended since. Files of earlier versions have none, and do not show
+    /// where they end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records: Option<u64>,
 }
 
 /// One line's outcome, as written to the results file (and read back by `--resume`).
@@ -170,8 +179,7 @@ struct Entry {
 /// in line order, from the text appended (each record is serialized once).
 pub struct Results {
     path: PathBuf,
-    /// The header line, newline included.
-    header: Vec<u8>,
+    run: Run,
     file: File,
     /// Every record's line of JSON, in the order they came.
     text: Vec<u8>,
@@ -188,15 +196,13 @@ impl Results {
         carried: &[Record<'_>],
         lock: Lock,
     ) -> Result<Self, CliError> {
-        let mut header = serde_json::to_vec(&Header { run }).expect("JSON");
-        header.push(b'\n');
         let mut text = Vec::new();
         let mut lines = BTreeMap::new();
         add(&mut text, &mut lines, carried);
-        let file = replace(path, &header, &text, &lines)?;
+        let file = replace(path, run, &text, &lines)?;
         Ok(Results {
             path: path.to_path_buf(),
-            header,
+            run: run.clone(),
             file,
             text,
             lines,
@@ -223,7 +229,7 @@ impl Results {
 
     /// Replaces the file by its header and its records in line order, one per line.
     pub fn rewrite(&mut self) -> Result<(), CliError> {
-        self.file = replace(&self.path, &self.header, &self.text, &self.lines)?;
+        self.file = replace(&self.path, &self.run, &self.text, &self.lines)?;
         Ok(())
     }
 
@@ -235,6 +241,15 @@ impl Results {
     /// How many lines have a record.
     pub fn len(&self) -> usize {
         self.lines.len()
+    }
+
+    /// How many lines are unknown without a batch: those a results file could not account
+    /// for (see [`super::recover`]).
+    pub fn unaccounted(&self) -> usize {
+        self.lines
+            .values()
+            .filter(|e| e.outcome == Outcome::Unknown && e.batch.is_none())
+            .count()
     }
 
     /// The batches of the lines whose outcome is unknown, each once, in line order.
@@ -275,19 +290,24 @@ fn add(text: &mut Vec<u8>, lines: &mut BTreeMap<u64, Entry>, records: &[Record<'
     start
 }
 
-/// Writes the header and each line's record, in line order, to a new file of a random
-/// name in the results' directory (never a name that exists, so no planted file or link
-/// is followed), syncs it and renames it over the results; the file is then open for
-/// appending.
+/// Writes the header (counting the records below it) and each line's record, in line
+/// order, to a new file of a random name in the results' directory (never a name that
+/// exists, so no planted file or link is followed), syncs it and renames it over the
+/// results; the file is then open for appending.
 fn replace(
     path: &Path,
-    header: &[u8],
+    run: &Run,
     text: &[u8],
     lines: &BTreeMap<u64, Entry>,
 ) -> Result<File, CliError> {
     let failed = |e: std::io::Error| write_error(path, &e);
-    let mut whole = Vec::with_capacity(header.len() + text.len());
-    whole.extend_from_slice(header);
+    let header = Header {
+        run,
+        records: Some(lines.len() as u64),
+    };
+    let mut whole = serde_json::to_vec(&header).expect("JSON");
+    whole.reserve(text.len() + 1);
+    whole.push(b'\n');
     for entry in lines.values() {
         whole.extend_from_slice(&text[entry.text.clone()]);
     }
@@ -317,158 +337,10 @@ fn write_error(path: &Path, e: &std::io::Error) -> CliError {
     CliError::usage(format!("cannot write {}: {e}", path.display()))
 }
 
-/// A results file read back: its run and the last record of each line.
-pub struct Read {
-    /// What the file belongs to.
-    pub run: Run,
-    /// Each line's last record; a `sending` one is returned as `unknown`.
-    pub records: BTreeMap<u64, Record<'static>>,
-    /// Every `channelOrderId` the file names.
-    pub batches: HashSet<String>,
-}
-
-/// Reads a results file. A last record cut short (the process stopped inside a write)
-/// is dropped; any other record that cannot be read is refused, with its line.
-pub fn read(path: &Path) -> Result<Read, CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::usage(format!("cannot read {}: {e}", path.display())))?;
-    let torn = !text.is_empty() && !text.ends_with('\n');
-    let count = text.lines().count();
-    let mut run = None;
-    let mut records = BTreeMap::new();
-    let mut batches = HashSet::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        if run.is_none() {
-            let header: Header<Run> = serde_json::from_str(line).map_err(|_| {
-                CliError::usage(format!(
-                    "{}:{}: not the header of a results file (`{{\"run\": …}}`): it was not \
-                     written by this `licensing`; start a new run with --results elsewhere",
-                    path.display(),
-                    i + 1
-                ))
-            })?;
-            run = Some(header.run);
-            continue;
-        }
-        let record = match serde_json::from_str::<Record>(line) {
-            Ok(r) if Outcome::of(&r.outcome).is_some() => r,
-            // Cut short by a stop inside the write: the batch it belongs to was not sent
-            // on its strength (a batch is sent once its records are synced).
-            _ if torn && i + 1 == count => break,
-            Ok(r) => {
-                return Err(damaged(
-                    path,
-                    i + 1,
-                    &format!("unknown outcome {:?}", r.outcome),
-                ));
-            }
-            Err(e) => return Err(damaged(path, i + 1, &e.to_string())),
-        };
-        let mut record = record.into_owned();
-        if let Some(id) = &record.channel_order_id {
-            batches.insert(id.to_string());
-        }
-        if record.outcome == Outcome::Sending.as_str() {
-            record.outcome = Cow::Borrowed(Outcome::Unknown.as_str());
-            record.code = Some(Cow::Borrowed("interrupted"));
-            record.message = Some(Cow::Borrowed(
-                "sent, but the run stopped before its answer was recorded: it may have been applied",
-            ));
-        }
-        records.insert(record.line, record);
-    }
-    let run = run.ok_or_else(|| {
-        CliError::usage(format!(
-            "{} is empty: not a results file; start a new run with --results",
-            path.display()
-        ))
-    })?;
-    Ok(Read {
-        run,
-        records,
-        batches,
-    })
-}
-
-fn damaged(path: &Path, line: usize, why: &str) -> CliError {
-    CliError::usage(format!(
-        "{}:{line}: a damaged record ({why}): the file is not resumed, as the lines it held \
-         could be sent twice; repair that line from a copy, or check those orders on the \
-         platform and start a new run with the lines still to send",
-        path.display()
-    ))
-}
-
-/// The run holding a results file: `RESULTS.lock` beside it, locked (`flock`) while the
-/// run lasts and holding its process id. The file stays when the run ends; the lock
-/// goes with the process, however it ends.
-pub struct Lock {
-    _file: File,
-}
-
-/// The lock file of `results`.
-pub fn lock_path(results: &Path) -> PathBuf {
-    let mut name = results.as_os_str().to_owned();
-    name.push(".lock");
-    PathBuf::from(name)
-}
-
-/// Takes the lock of `results`, or says which process holds it.
-pub fn lock(results: &Path) -> Result<Lock, CliError> {
-    let path = lock_path(results);
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true).write(true).create(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        // A link planted at the lock's name is not followed.
-        options
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .mode(0o600);
-    }
-    let mut file = options.open(&path).map_err(|e| {
-        CliError::usage(format!(
-            "cannot open the lock file {} of {}: {e}",
-            path.display(),
-            results.display()
-        ))
-    })?;
-    #[cfg(unix)]
-    {
-        use rustix::fs::{FlockOperation, flock};
-        if let Err(e) = flock(&file, FlockOperation::NonBlockingLockExclusive) {
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            let holder = holder.trim();
-            return Err(if e == rustix::io::Errno::WOULDBLOCK {
-                CliError::usage(format!(
-                    "{} is in use by another run of `licensing orders submit` ({}; lock {}): \
-                     wait for it to end, or stop it",
-                    results.display(),
-                    if holder.is_empty() {
-                        "process unknown".to_string()
-                    } else {
-                        format!("process {holder}")
-                    },
-                    path.display()
-                ))
-            } else {
-                CliError::usage(format!("cannot lock {}: {e}", path.display()))
-            });
-        }
-    }
-    file.set_len(0)
-        .and_then(|()| writeln!(file, "{}", std::process::id()))
-        .map_err(|e| CliError::usage(format!("cannot write {}: {e}", path.display())))?;
-    Ok(Lock { _file: file })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bulk::{lock::lock, recover::read};
 
     fn record(line: u64, outcome: Outcome, batch: &str) -> Record<'_> {
         Record {
@@ -552,59 +424,6 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, ["r.jsonl", "r.jsonl.lock"]);
-    }
-
-    #[test]
-    fn a_torn_last_record_is_dropped_and_a_damaged_one_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.jsonl");
-        let header = format!(
-            "{}\n",
-            serde_json::to_string(&Header { run: run() }).unwrap()
-        );
-        let ok = "{\"line\":1,\"outcome\":\"ok\"}\n";
-        std::fs::write(&path, format!("{header}{ok}{{\"line\":2,\"outco")).unwrap();
-        let back = read(&path).unwrap();
-        assert_eq!(back.records.keys().copied().collect::<Vec<_>>(), [1]);
-        std::fs::write(&path, format!("{header}{{\"line\":2,\"outco\n{ok}")).unwrap();
-        let error = read(&path).err().unwrap().message;
-        assert!(error.contains("r.jsonl:2: a damaged record"), "{error}");
-        std::fs::write(
-            &path,
-            format!("{header}{{\"line\":2,\"outcome\":\"done\"}}\n"),
-        )
-        .unwrap();
-        let error = read(&path).err().unwrap().message;
-        assert!(error.contains("unknown outcome \"done\""), "{error}");
-        std::fs::write(&path, ok).unwrap();
-        let error = read(&path).err().unwrap().message;
-        assert!(
-            error.contains("not the header of a results file"),
-            "{error}"
-        );
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn one_run_holds_a_results_file_at_a_time() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.jsonl");
-        let held = lock(&path).unwrap();
-        let error = lock(&path).err().unwrap().message;
-        assert!(
-            error.contains("in use by another run")
-                && error.contains(&format!("process {}", std::process::id())),
-            "{error}"
-        );
-        drop(held);
-        lock(&path).unwrap();
-        // A link planted at the lock's name is not followed.
-        let target = dir.path().join("target");
-        std::fs::write(&target, "keep").unwrap();
-        let other = dir.path().join("s.jsonl");
-        std::os::unix::fs::symlink(&target, lock_path(&other)).unwrap();
-        assert!(lock(&other).is_err());
-        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
     }
 
     #[test]

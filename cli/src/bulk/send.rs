@@ -4,7 +4,7 @@
 
 use std::{
     borrow::Cow,
-    collections::{HashMap, HashSet, VecDeque},
+    collections::{HashMap, VecDeque},
     sync::Arc,
 };
 
@@ -16,6 +16,7 @@ use licensing_sdk::{
 use tokio::sync::mpsc;
 
 use super::{
+    ids::Ids,
     read::{Batch, Line, Read, Source},
     results::{Outcome, Record, Results},
     say,
@@ -34,34 +35,6 @@ pub struct Settings {
     pub prefix: String,
     /// Batches in flight.
     pub concurrency: usize,
-}
-
-/// Each batch's `channelOrderId`: the prefix and the batch's first and last line, then
-/// `-aN` when an earlier batch that the results file records (or this run sent) had that
-/// id: a batch sent again after a refusal, or without its bad line. No two batches a
-/// results file records share one, and a batch is named as it was the first time.
-pub struct Ids {
-    prefix: String,
-    used: HashSet<String>,
-}
-
-impl Ids {
-    /// Ids after those already `used`.
-    pub fn new(prefix: String, used: HashSet<String>) -> Self {
-        Ids { prefix, used }
-    }
-
-    fn next(&mut self, first: u64, last: u64) -> String {
-        let base = format!("{}-{first}-{last}", self.prefix);
-        let mut id = base.clone();
-        let mut n = 1;
-        while self.used.contains(&id) {
-            n += 1;
-            id = format!("{base}-a{n}");
-        }
-        self.used.insert(id.clone());
-        id
-    }
 }
 
 /// A batch's lines once their orders have gone into its request.
@@ -498,15 +471,6 @@ pub fn batches(lines: Vec<Line>, size: usize) -> VecDeque<Batch> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn no_two_batches_share_a_channel_order_id() {
-        let mut ids = Ids::new("t".into(), HashSet::from(["t-1-500".to_string()]));
-        assert_eq!(ids.next(501, 1000), "t-501-1000");
-        assert_eq!(ids.next(1, 500), "t-1-500-a2");
-        assert_eq!(ids.next(1, 500), "t-1-500-a3");
-        assert_eq!(ids.next(501, 1000), "t-501-1000-a2");
-    }
 
     fn api(code: &str, message: &str, cause: Option<&str>) -> Error {
         Error::Api(licensing_sdk::ApiError {

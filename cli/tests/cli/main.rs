@@ -6,6 +6,7 @@ mod bulk;
 mod commands;
 mod config;
 mod exactly_once;
+mod torn;
 
 use std::{collections::BTreeMap, path::PathBuf};
 
