@@ -14,7 +14,7 @@
 //! `cargo test -p xtask` checks spec-diff against every `expect` without the compilers.
 //!
 //! The tools are the pinned ones of `cargo xtask clients` (openapi-typescript and tsc,
-//! openapi-python-client and mypy), installed from `xtask/clients/`'s lock files into
+//! openapi-python-client and mypy), installed from `clients/`'s lock files into
 //! the target directory. The Rust consumer builds in a target directory of its own
 //! (`<target>/spec-diff-corpus/rust/target`), against a copy of the SDK package whose
 //! `spec/` is the mutated one.
@@ -478,7 +478,7 @@ impl Bench {
 
     fn python_generate(&self, texts: &[(&'static str, String, String)], into: &Path) -> Result<()> {
         fs::create_dir_all(into)?;
-        let shipped = self.root.join("xtask/clients/python");
+        let shipped = self.root.join("clients/python");
         for ((service, file), (_, _, text)) in FILES.iter().zip(texts) {
             let spec = into.join(file);
             fs::write(&spec, text)?;
@@ -620,9 +620,9 @@ fn prepare(root: &Path, base: &Side) -> Result<Bench> {
     let target = toolchain::target_dir(root)?;
     let dir = target.join("spec-diff-corpus");
     let ts_tools = target.join("clients").join("typescript");
-    toolchain::npm_ci(&root.join("xtask/clients/typescript"), &ts_tools)?;
+    toolchain::npm_ci(&root.join("clients/typescript"), &ts_tools)?;
     let py_bin = toolchain::venv(
-        &root.join("xtask/clients/python/requirements.txt"),
+        &root.join("clients/python/requirements.txt"),
         &target.join("clients").join("venv"),
     )?;
     let services: Vec<licensing_codegen::Service> = base

@@ -26,7 +26,7 @@ pub const FILE: &str = "xtask/spec-diff/proven.json";
 /// hand-written layer (`src/`) is not among them: the consumers exercise the generated
 /// surface, and `.ci/semver.sh` checks the whole API against the last release. Nor are the
 /// wire proof (`wire.rs`, run by every `cargo test`, never recorded) and the tests.
-const INPUTS: [&str; 10] = [
+const INPUTS: [&str; 14] = [
     "spec",
     "spec-model/src",
     "spec-model/Cargo.toml",
@@ -36,7 +36,12 @@ const INPUTS: [&str; 10] = [
     "xtask/src/spec_diff/corpus/rust.rs",
     "xtask/src/spec_diff/corpus/typescript.rs",
     "xtask/spec-diff/consumer.py",
-    "xtask/clients",
+    // The pinned client generators and what openapi-python-client is run with.
+    "clients/typescript/package.json",
+    "clients/typescript/package-lock.json",
+    "clients/python/requirements.txt",
+    "clients/python/config.yaml",
+    "clients/python/templates",
 ];
 
 #[derive(Serialize, Deserialize, Default)]
