@@ -1,14 +1,24 @@
-//! The helper processes of `cargo xtask bench`, started by it in the benchmark's own
-//! build (optimized, like the servers they measure):
+//! The helper processes of the benchmark lab (`licensing-bench`, run by `cargo xtask
+//! bench`), started by it in the benchmark's own build (optimized, like the servers they
+//! measure). oha, the established load generator, loads the servers too (its own section
+//! of `BENCHMARKS.md`, and the warm-ups); these do what it cannot:
 //!
 //! * `bench-load load`: a load generator, keep-alive connections on one worker thread,
-//!   loading one server or several in turn;
+//!   loading one server or several in turn, in slices from one process, so that the two
+//!   rates of a ratio are measured in the same second of a shared machine (oha loads one
+//!   server per process, seconds apart). The servers loaded on their own (Prism, WireMock,
+//!   Mockoon) are loaded by it too, so that a ratio's two rates come from one generator:
+//!   the two generators' rates differ by server (in f5131dc's record, oha ÷ `bench-load`
+//!   read 1.02 on the simulator and 0.79 on WireMock), so the simulator by `bench-load`
+//!   over WireMock by oha would read 10.0× where either generator alone reads 7.0× or 9.0×;
 //! * `bench-load bare-server`: a bare hyper server answering one fixed body, the ceiling
 //!   any server on this machine can reach;
 //! * `bench-load bare-forwarder`: a TCP forwarder copying bytes both ways, the ceiling any
 //!   proxy on this machine can reach;
 //! * `bench-load bare-http-proxy`: an HTTP/1.1 proxy on hyper that reads each request and
 //!   reply whole and checks nothing, the ceiling of any proxy that reads HTTP.
+//!
+//! The three servers are the baselines themselves; oha is a client only.
 
 use std::{
     convert::Infallible,
@@ -34,7 +44,7 @@ use hyper_util::{
 #[derive(Parser)]
 #[command(
     name = "bench-load",
-    about = "Load generator and bare server of `cargo xtask bench`"
+    about = "Load generator and bare servers of the benchmark lab (`cargo xtask bench`)"
 )]
 enum Cli {
     /// Send requests for a while; print one JSON summary.

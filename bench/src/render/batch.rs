@@ -266,7 +266,7 @@ impl Report<'_> {
             .collect();
         self.notes.push(format!(
             "Batch: each order has one asset with one product (one feature) and a package with a nested package. \
-             Client side: the SDK's steps for one call, without the network (`benches/batch.rs`, `sdk_client_side`): the request \
+             Client side: the SDK's steps for one call, without the network (`benches/batch`, `client::sdk_client_side`): the request \
              given to `.body()` becomes the operation's builder, is converted back, checked (`Validate`) and serialized once \
              (`__generated::PreparedBody`), and its bytes go into a `reqwest::Request`; the simulator's reply \
              (captured at the same size) is decoded through `ResponseValue::from_response` and the envelope; no network. \
