@@ -1,12 +1,40 @@
 //! A report for a person (markdown) and for CI dashboards (JUnit XML: a test suite per
 //! operation, a test case per documented code, passed when it was answered and skipped
 //! when never; a failed case per suspected double submission).
+//!
+//! Every value is escaped for where it goes, whatever a recording put in it: in the
+//! markdown (a pull-request comment, or a terminal) a value is a code span or escaped text
+//! ([`licensing_escape::markdown`]), so none starts a line, a heading, a row, a comment or
+//! a link, mentions anyone or reaches a terminal as a control sequence; in the JUnit, text
+//! for XML ([`licensing_escape::xml`]), so the file parses whatever the recording held.
 
 use std::fmt::Write as _;
 
+use licensing_escape::{
+    markdown::{code, text},
+    xml,
+};
+
 use crate::Report;
 
+/// Values joined, each written by `write` (`code` or `text`).
+fn each<'a, S: AsRef<str> + 'a>(
+    values: impl IntoIterator<Item = &'a S>,
+    write: impl Fn(&str) -> String,
+    separator: &str,
+) -> String {
+    let written: Vec<String> = values.into_iter().map(|v| write(v.as_ref())).collect();
+    written.join(separator)
+}
+
+fn plain(value: &str) -> String {
+    text(value).into_owned()
+}
+
 /// Markdown: the totals, a table of operations, what was never exercised, the doubles.
+/// Names from the documents and values from the recordings (codes answered, the
+/// `channelOrderId` or `userName` of a double, the sources) are code spans; documented
+/// codes in the table are escaped text.
 pub fn markdown(report: &Report) -> String {
     let t = &report.totals;
     let mut out = String::new();
@@ -34,16 +62,16 @@ pub fn markdown(report: &Report) -> String {
         let seen: Vec<String> = op
             .codes_seen
             .iter()
-            .map(|(c, n)| format!("{c}×{n}"))
+            .map(|(c, n)| format!("{}×{n}", text(c)))
             .collect();
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} | {} |",
-            op.operation,
+            "| {} | {} | {} | {} | {} | {} |",
+            code(&op.operation),
             op.calls,
             op.succeeded,
             seen.join(" "),
-            op.codes_never_seen.join(" "),
+            each(&op.codes_never_seen, plain, " "),
             op.retries
         );
     }
@@ -56,32 +84,29 @@ pub fn markdown(report: &Report) -> String {
         }
         for e in op.enums.iter().filter(|e| !e.never_sent.is_empty()) {
             lines.push(format!(
-                "`{}` never sent {}",
-                e.field,
-                e.never_sent.join(", ")
+                "{} never sent {}",
+                code(&e.field),
+                each(&e.never_sent, code, ", ")
             ));
         }
         if !op.optional_never_sent.is_empty() {
-            let fields: Vec<String> = op
-                .optional_never_sent
-                .iter()
-                .map(|f| format!("`{f}`"))
-                .collect();
-            lines.push(format!("optional fields never sent: {}", fields.join(", ")));
+            lines.push(format!(
+                "optional fields never sent: {}",
+                each(&op.optional_never_sent, code, ", ")
+            ));
         }
         if op.later_page_read == Some(false) {
             lines.push("no page after the first read".to_string());
         }
         if !op.codes_undocumented.is_empty() {
-            let codes: Vec<&str> = op.codes_undocumented.keys().map(String::as_str).collect();
             lines.push(format!(
                 "answered codes the documents do not give: {}",
-                codes.join(", ")
+                each(op.codes_undocumented.keys(), code, ", ")
             ));
         }
         if !lines.is_empty() {
             any = true;
-            let _ = writeln!(out, "- `{}`: {}", op.operation, lines.join("; "));
+            let _ = writeln!(out, "- {}: {}", code(&op.operation), lines.join("; "));
         }
     }
     if !any {
@@ -95,28 +120,16 @@ pub fn markdown(report: &Report) -> String {
         let _ = writeln!(out, "None.");
     }
     for d in &report.suspected_double_submissions {
+        // `what` as code, not text: a `userName` such as `@team` in text would mention
+        // everyone in it on GitHub, which reads mentions after the markdown.
         let _ = writeln!(
             out,
-            "- `{}`: {} applied by {} and again by {}",
-            d.operation, d.what, d.first, d.second
+            "- {}: {} applied by {} and again by {}",
+            code(&d.operation),
+            code(&d.what),
+            code(&d.first),
+            code(&d.second)
         );
-    }
-    out
-}
-
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // Not allowed in XML 1.0 at all.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
     }
     out
 }
@@ -134,8 +147,8 @@ pub fn junit(report: &Report) -> String {
             let _ = write!(
                 cases,
                 "    <testcase classname=\"{}\" name=\"{}\" time=\"0\"",
-                escape(&op.operation),
-                escape(&name)
+                xml::text(&op.operation),
+                xml::text(&name)
             );
             match skip {
                 Some(why) => {
@@ -143,7 +156,7 @@ pub fn junit(report: &Report) -> String {
                     let _ = writeln!(
                         cases,
                         ">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                        escape(&why)
+                        xml::text(&why)
                     );
                 }
                 None => {
@@ -166,7 +179,7 @@ pub fn junit(report: &Report) -> String {
         let _ = writeln!(
             suites,
             "  <testsuite name=\"{}\" tests=\"{t}\" failures=\"0\" errors=\"0\" skipped=\"{s}\" time=\"0\">\n{cases}  </testsuite>",
-            escape(&op.operation)
+            xml::text(&op.operation)
         );
     }
     if !report.suspected_double_submissions.is_empty() {
@@ -178,9 +191,9 @@ pub fn junit(report: &Report) -> String {
             let _ = writeln!(
                 cases,
                 "    <testcase classname=\"double submissions\" name=\"{}: {}\" time=\"0\">\n      <failure message=\"{}\" type=\"double submission\"/>\n    </testcase>",
-                escape(&d.operation),
-                escape(&d.what),
-                escape(&message)
+                xml::text(&d.operation),
+                xml::text(&d.what),
+                xml::text(&message)
             );
         }
         let n = report.suspected_double_submissions.len();

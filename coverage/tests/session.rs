@@ -284,9 +284,9 @@ fn markdown_and_junit_name_what_was_never_exercised() {
     let r = report("journal.json", &journal());
     let md = render::markdown(&r);
     assert!(md.contains("| operations called | 6/"), "{md}");
-    assert!(md.contains("- `batchOrder`: channelOrderId CO-1 applied by journal.json#seq 5 and again by journal.json#seq 9"), "{md}");
+    assert!(md.contains("- `batchOrder`: `channelOrderId CO-1` applied by `journal.json#seq 5` and again by `journal.json#seq 9`"), "{md}");
     assert!(
-        md.contains("`orderList[].orderType` never sent delete_asset, delete_product"),
+        md.contains("`orderList[].orderType` never sent `delete_asset`, `delete_product`"),
         "{md}"
     );
     let xml = render::junit(&r);

@@ -422,8 +422,12 @@ fn coverage(
     }
 }
 
+/// `value` as JSON for stdout, which may be a terminal: the characters a terminal acts on
+/// that serde_json leaves in strings (C1, separators, bidi) written as `\uXXXX`, the same
+/// document for a program.
 fn pretty(value: &impl serde::Serialize) -> String {
-    let mut text = serde_json::to_string_pretty(value).expect("serialises");
+    let text = serde_json::to_string_pretty(value).expect("serialises");
+    let mut text = licensing_escape::json::for_terminal(&text).into_owned();
     text.push('\n');
     text
 }

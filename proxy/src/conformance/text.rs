@@ -5,44 +5,14 @@
 
 use std::borrow::Cow;
 
-/// Whether a character is shown escaped: the control characters (C0, DEL and C1, where
-/// the terminal's sequences start), the line and paragraph separators, the marks that
-/// reorder text (bidirectional overrides and isolates: what is shown would not be what is
-/// there), and the backslash that starts an escape, so that an escape is never ambiguous
-/// with text that looks like one.
-fn escaped(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\\' | '\u{061c}'
-                | '\u{200e}'
-                | '\u{200f}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}'
-        )
-}
-
 /// `text` as one line of plain text: `\n`, `\r`, `\t`, `\\` and `\u{…}` for every other
-/// control character, line or paragraph separator and bidirectional mark; borrowed when
-/// there is none (nearly always).
+/// control character (C0, DEL and C1, where the terminal's sequences start), line or
+/// paragraph separator and bidirectional mark (what is shown would not be what is there);
+/// borrowed when there is none (nearly always). The backslash is doubled so that an escape
+/// is never ambiguous with text that looks like one. The workspace's terminal escaping
+/// ([`licensing_escape::terminal::escape_unambiguous`]), which the CLI shares.
 pub fn escape(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(escaped) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\\' => out.push_str("\\\\"),
-            c if escaped(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
+    licensing_escape::terminal::escape_unambiguous(text)
 }
 
 #[cfg(test)]
