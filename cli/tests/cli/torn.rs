@@ -1,13 +1,15 @@
 //! `orders submit --resume` on a results file cut short: a completed run's file cut at
-//! every byte of its last records (and at a sample of the bytes before them), each cut
-//! resumed, then checked with `--retry-unknown`; and a damaged record refused with the way
-//! out, which is then taken. No order is applied twice, and no line is reported `ok`
-//! unless the simulator shows it applied.
+//! every byte of its last records (and at a sample of the bytes before them), and a
+//! killed run's at every byte inside its records, each cut resumed, then checked with
+//! `--retry-unknown`; and a damaged record refused with the way out, which is then taken.
+//! No order is applied twice, and no line is reported `ok` unless the simulator shows it
+//! applied.
 
 use std::{
     collections::BTreeMap,
     path::Path,
     process::{Command, Output, Stdio},
+    time::{Duration, Instant},
 };
 
 use serde_json::{Value, json};
@@ -19,6 +21,12 @@ use crate::{
 };
 
 fn submit(sim: &Sim, file: &Path, results: &Path, resume: bool, retry_unknown: bool) -> Output {
+    command(sim, file, results, resume, retry_unknown)
+        .output()
+        .unwrap()
+}
+
+fn command(sim: &Sim, file: &Path, results: &Path, resume: bool, retry_unknown: bool) -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("licensing"));
     cmd.args(["orders", "submit"]).arg(file);
     if resume {
@@ -53,7 +61,7 @@ fn submit(sim: &Sim, file: &Path, results: &Path, resume: bool, retry_unknown: b
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    cmd.output().unwrap()
+    cmd
 }
 
 /// The input: line → the asset number of its order (none for the line that is not one).
@@ -310,5 +318,100 @@ fn a_damaged_record_is_refused_and_the_way_out_it_names_settles_the_file() {
         outcomes.values().filter(|o| *o == "ok").count(),
         7,
         "{outcomes:?}"
+    );
+}
+
+/// No order applied more than once, and each line `ok` in `results` applied.
+fn at_most_once(sim: &Sim, lines: &BTreeMap<u64, Option<String>>, results: &Path, cut: usize) {
+    let applied = applied(sim, lines);
+    let twice: Vec<_> = applied.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "cut at {cut}: applied twice: {twice:?}");
+    for (no, outcome) in outcomes(results) {
+        if outcome == "ok" {
+            assert_eq!(applied.get(&no), Some(&1), "cut at {cut}: line {no} ok");
+        }
+    }
+}
+
+#[test]
+fn a_killed_runs_file_cut_inside_any_record_sends_no_order_twice() {
+    let sim = Sim::start();
+    let file = sim.path("o.jsonl");
+    let results = sim.path("o.results.jsonl");
+    let lines = input(&sim, &file);
+    // Lines 5 and 7 are held, never applied, until the run is killed; line 4 goes again
+    // in a batch of its own after line 3's refusal, so the file records it `not_sent`
+    // before `sending` and `ok`; lines 8 and 9 are never sent.
+    fault(
+        &sim,
+        json!({"operation": "batchOrder", "times": 1,
+               "bodyField": {"pointer": "/channelOrderId", "equals": "t-5-7"},
+               "fault": {"kind": "delay", "ms": 600_000}}),
+    );
+    let mut child = command(&sim, &file, &results, false, false)
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !std::fs::read_to_string(&results)
+        .unwrap_or_default()
+        .contains("\"outcome\":\"sending\",\"channelOrderId\":\"t-5-7\"")
+    {
+        assert!(started.elapsed() < Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    crate::signal(&child, libc::SIGKILL);
+    child.wait().unwrap();
+    let log = std::fs::read(&results).unwrap();
+    let text = String::from_utf8_lossy(&log);
+    assert!(
+        text.contains("\"records\":0}")
+            && text.contains("{\"line\":4,\"outcome\":\"not_sent\"")
+            && text.contains("{\"line\":4,\"outcome\":\"ok\""),
+        "{text}"
+    );
+    let header = log.iter().position(|&b| b == b'\n').unwrap();
+    // The file as the kill left it first: lines 8 and 9 are then sent, as nothing
+    // recorded them. Then, from the end, every byte inside a record in the last 100 and
+    // every thirteenth before: a cut at the end of a record the run appended reads as the
+    // run killed there (what cannot be told apart, and is not tried).
+    let dense = log.len().saturating_sub(100);
+    let cuts = std::iter::once(log.len()).chain(
+        (header + 1..log.len())
+            .rev()
+            .filter(|&c| log[c - 1] != b'\n' && (c >= dense || c % 13 == 0)),
+    );
+    let mut checked = 0;
+    for cut in cuts {
+        std::fs::write(&results, &log[..cut]).unwrap();
+        let output = submit(&sim, &file, &results, true, false);
+        let text = stderr(&output);
+        // Lines 5 and 7 are unknown whatever the cut.
+        assert_eq!(output.status.code(), Some(3), "cut at {cut}: {text}");
+        at_most_once(&sim, &lines, &results, cut);
+        if cut == log.len() || cut % 6 == 0 {
+            checked += 1;
+            let output = submit(&sim, &file, &results, true, true);
+            let text = stderr(&output);
+            assert_eq!(output.status.code(), Some(1), "cut at {cut}: {text}");
+            at_most_once(&sim, &lines, &results, cut);
+            let settled: BTreeMap<u64, String> = (1..=9)
+                .map(|no| {
+                    let outcome = match no {
+                        3 => "failed",
+                        6 => "invalid",
+                        _ => "ok",
+                    };
+                    (no, outcome.to_string())
+                })
+                .collect();
+            assert_eq!(outcomes(&results), settled, "cut at {cut}: {text}");
+        }
+    }
+    assert!(checked > 20, "{checked} checked");
+    // Every order but line 3's applied, once.
+    let applied = applied(&sim, &lines);
+    assert!(
+        applied.iter().all(|(no, n)| *n == usize::from(*no != 3)),
+        "{applied:?}"
     );
 }
