@@ -147,19 +147,7 @@ pub struct DebugBuilds {
 impl Results {
     /// Reads a record, refusing another format.
     pub fn read(path: &Path) -> Result<Self> {
-        use std::io::Read as _;
-        let file =
-            std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-        let mut text = Vec::new();
-        file.take(MAX_BYTES + 1)
-            .read_to_end(&mut text)
-            .with_context(|| format!("reading {}", path.display()))?;
-        if text.len() as u64 > MAX_BYTES {
-            bail!(
-                "{}: over {MAX_BYTES} bytes, not a results record",
-                path.display()
-            );
-        }
+        let text = read_bounded(path, MAX_BYTES)?;
         let results: Self = serde_json::from_slice(&text)
             .with_context(|| format!("{}: not a results record", path.display()))?;
         if results.format != FORMAT {
@@ -180,5 +168,34 @@ impl Results {
         let mut text = serde_json::to_string_pretty(self)?;
         text.push('\n');
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    }
+}
+
+/// The bytes of the file at `path`, refusing one over `max` bytes.
+pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading {}", path.display()))?;
+    if bytes.len() as u64 > max {
+        bail!("{}: over {max} bytes", path.display());
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_bounded;
+
+    #[test]
+    fn a_file_over_its_bound_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"12345").unwrap();
+        assert_eq!(read_bounded(&path, 5).unwrap(), b"12345");
+        let error = read_bounded(&path, 4).unwrap_err().to_string();
+        assert!(error.ends_with("over 4 bytes"), "{error}");
     }
 }

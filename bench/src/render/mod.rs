@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::results::Results;
+use crate::results::{Results, read_bounded};
 use crate::targets::{self, Target};
 
 mod batch;
@@ -28,6 +28,9 @@ mod throughput;
 pub const PARTNER_BEGIN: &str = "<!-- partner-build: written by `cargo xtask partner-build` -->";
 /// The section's end.
 pub const PARTNER_END: &str = "<!-- /partner-build -->";
+
+/// The longest document (`BENCHMARKS.md`, `missed.md`) read: each is tens of KiB.
+const MAX_DOCUMENT: u64 = 4 << 20;
 
 /// The document's parts, filled section by section.
 struct Report<'a> {
@@ -189,8 +192,8 @@ pub fn document(root: &Path, results: &Results, existing: Option<&str>) -> Resul
     // are taken, and kept with the figures it explains.
     let missed = root.join("benches/profiles/missed.md");
     if missed.exists() {
-        let missed = std::fs::read_to_string(&missed)
-            .with_context(|| format!("reading {}", missed.display()))?;
+        let missed = String::from_utf8(read_bounded(&missed, MAX_DOCUMENT)?)
+            .with_context(|| format!("{}: not UTF-8", missed.display()))?;
         text = format!("{}\n\n{}\n", text.trim_end(), missed.trim_end());
     }
     if let Some(section) = existing.and_then(partner_section) {
@@ -234,7 +237,9 @@ pub fn publish(root: &Path, path: &Path, outputs: Outputs) -> Result<(String, Pa
     };
     let document = outputs.document.unwrap_or(default_document);
     let text = if full {
-        let existing = std::fs::read_to_string(&document).ok();
+        let existing = read_bounded(&document, MAX_DOCUMENT)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok());
         self::document(root, &results, existing.as_deref())?
     } else {
         report(&results)?
