@@ -237,49 +237,42 @@ impl Simulator {
     }
 
     /// Tells the server to stop, once; and, when `LICENSING_SIM_JOURNAL_DIR` names a
-    /// directory, writes the journal there first (see [`JOURNAL_DIR_VARIABLE`]).
-    fn stop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            self.export_journal();
-            let _ = stop.send(());
-        }
+    /// directory, writes the journal there first (see [`JOURNAL_DIR_VARIABLE`]): an error
+    /// says it could not be (the server stops all the same).
+    fn stop(&mut self) -> io::Result<()> {
+        let Some(stop) = self.stop.take() else {
+            return Ok(());
+        };
+        let written = self.export_journal();
+        let _ = stop.send(());
+        written
     }
 
-    fn export_journal(&self) {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let Some(dir) = std::env::var_os(JOURNAL_DIR_VARIABLE) else {
-            return;
+    fn export_journal(&self) -> io::Result<()> {
+        let Some(dir) = std::env::var_os(JOURNAL_DIR_VARIABLE).filter(|d| !d.is_empty()) else {
+            return Ok(());
         };
         let listing = self
             .sandbox
             .journal
             .listing(&sandbox::journal::Filter::default());
         if listing.is_empty() {
-            return;
+            return Ok(());
         }
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let _ = std::fs::create_dir_all(&dir);
-        let path = std::path::Path::new(&dir).join(format!(
-            "journal-{}-{n}-{}.json",
-            std::process::id(),
-            self.addr.port()
-        ));
-        // Best effort: a journal that cannot be written is missing from the measure, not a
-        // reason to fail the program that stops the simulator.
-        if let Ok(file) = std::fs::File::create(&path) {
-            let _ = serde_json::to_writer(std::io::BufWriter::new(file), &listing);
-        }
+        sandbox::journal::export::write(std::path::Path::new(&dir), self.addr.port(), &listing)
+            .map(drop)
     }
 
     /// Stops accepting connections, lets requests in flight finish (for up to five
-    /// seconds) and returns once the server has stopped.
+    /// seconds) and returns once the server has stopped. With
+    /// [`JOURNAL_DIR_VARIABLE`] set, an error may also be the journal's, naming the
+    /// path it could not be written to.
     pub async fn shutdown(mut self) -> io::Result<()> {
-        self.stop();
+        let written = self.stop();
         let Some(mut task) = self.task.take() else {
-            return Ok(());
+            return written;
         };
-        match tokio::time::timeout(Duration::from_secs(5), &mut task).await {
+        let stopped = match tokio::time::timeout(Duration::from_secs(5), &mut task).await {
             Ok(Ok(result)) => result,
             Ok(Err(join)) => Err(io::Error::other(join)),
             Err(_) => {
@@ -287,13 +280,17 @@ impl Simulator {
                 task.abort();
                 Ok(())
             }
-        }
+        };
+        stopped.and(written)
     }
 }
 
 impl Drop for Simulator {
     fn drop(&mut self) {
-        self.stop();
+        // Drop cannot return it: the one place left to say it.
+        if let Err(e) = self.stop() {
+            eprintln!("licensing-sim: {e}");
+        }
         if let Some(task) = self.task.take() {
             task.abort();
         }
@@ -301,9 +298,18 @@ impl Drop for Simulator {
 }
 
 /// The environment variable naming a directory (made if missing) where every simulator of
-/// the process writes its journal (`journal-PID-N-PORT.json`, the admin API's `GET /journal` shape) when
-/// it stops or is dropped, if it journaled anything: for measuring what a test suite
-/// exercised (`licensing-proxy coverage DIR/*.json`).
+/// the process writes its journal when it stops or is dropped, if it journaled anything:
+/// for measuring what a test suite exercised (`licensing-proxy coverage DIR/*.json`).
+///
+/// Each journal is a new file `journal-PID-RANDOM-PORT.json` (`RANDOM`: 16 hexadecimal
+/// digits from the operating system's random source, so no one can know the name before
+/// the simulator picks it), in the admin API's `GET /journal` shape, readable by its owner
+/// only (mode `0600`). It is written under a temporary name that must not exist
+/// (`.journal-….json.tmp`, never a link followed) and renamed into place once complete.
+/// A journal that cannot be written is an error naming the path:
+/// [`Simulator::shutdown`] returns it, a simulator dropped prints it on stderr (one line,
+/// `licensing-sim: …`), and the `licensing-sim` binary prints it and exits with a failure.
+/// An empty value is as if the variable were not set.
 pub const JOURNAL_DIR_VARIABLE: &str = "LICENSING_SIM_JOURNAL_DIR";
 
 /// The simulator's manual (its README): the command line, the rules it applies, its

@@ -424,9 +424,10 @@ async fn serve() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let stopped = stop_signals();
     // The one line on stdout: scripts wait for it and read the port from it.
     println!("listening on {}", simulator.url());
-    stopped().await;
+    stopped.await;
     tracing::info!("shutting down");
     match simulator.shutdown().await {
         Ok(()) => ExitCode::SUCCESS,
@@ -451,20 +452,28 @@ fn read_seed(path: &str, max: usize) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))
 }
 
-/// Ctrl-C, or SIGTERM where there is one.
-async fn stopped() {
+/// Ctrl-C, or SIGTERM where there is one, heard from the moment this is called: before
+/// the simulator says where it listens, so that a stop sent as soon as it has is a stop
+/// (requests in flight finished, the journal written), not the signal's default action.
+fn stop_signals() -> std::pin::Pin<Box<dyn Future<Output = ()>>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
+        if let (Ok(mut interrupt), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            return Box::pin(async move {
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = term.recv() => {}
+                }
+            });
         }
     }
-    let _ = tokio::signal::ctrl_c().await;
+    Box::pin(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }
 
 #[cfg(test)]

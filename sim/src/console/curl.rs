@@ -61,7 +61,12 @@ pub(crate) fn command(base: &str, entry: &JournalEntry) -> String {
     }
     match &entry.request_body {
         None => {}
-        Some(Value::Object(map)) if map.len() == 1 && map.contains_key("omitted") => {
+        // `{"omitted": N}`, with the summary of what it applied for a request (which is
+        // no body to send).
+        Some(Value::Object(map))
+            if map.contains_key("omitted")
+                && (map.len() == 1 || (map.len() == 2 && map.contains_key("summary"))) =>
+        {
             notes.push(format!(
                 "# The body ({} bytes) was too large for the journal: put it in body.json.",
                 map["omitted"]
@@ -245,6 +250,7 @@ mod tests {
             Some(serde_json::json!("a JSON string")),
             Some(serde_json::json!("[12 bytes, not JSON]")),
             Some(serde_json::json!({"omitted": 70000})),
+            Some(serde_json::json!({"omitted": 70000, "summary": {"channelOrderId": "CO-1"}})),
         ];
         for body in bodies {
             let e = entry(
@@ -264,6 +270,13 @@ mod tests {
                 assert!(line.ends_with(" \\") && !line.contains('#'), "{command}");
             }
             assert!(lines.last().unwrap().contains("-w '"), "{command}");
+            if body.as_ref().is_some_and(|b| b.get("omitted").is_some()) {
+                assert!(command.contains("--data-binary @body.json"), "{command}");
+                assert!(
+                    !command.contains("CO-1"),
+                    "the summary is not sent: {command}"
+                );
+            }
             match body.as_ref().and_then(Value::as_str) {
                 Some("a JSON string") => {
                     assert!(

@@ -22,10 +22,18 @@ use super::client::types::{JournalEntry, QueryParam};
 pub(crate) use crate::ops::is_secret;
 use crate::protocol::hooks::Exchange;
 
+pub(crate) mod export;
+mod summary;
+
 /// Entries kept unless configured otherwise (`--journal-capacity`).
 pub const DEFAULT_JOURNAL_CAPACITY: usize = 1000;
-/// Bodies up to this size are kept (as JSON); larger ones only by their size.
+/// Bodies up to this size are kept (as JSON); larger ones only by their size, and a
+/// request's by its summary too.
 pub(crate) const MAX_KEPT_BODY: usize = 64 * 1024;
+/// The largest summary kept of a request body too large to keep (see [`summary`]): room
+/// for some 1,500 orders of a batch, so that `licensing orders submit`'s batches of 500
+/// keep theirs.
+pub(crate) const MAX_SUMMARY: usize = 256 * 1024;
 /// What a secret is replaced with.
 pub(crate) const REDACTED: &str = "[REDACTED]";
 
@@ -68,11 +76,12 @@ struct Kept {
     duration: Duration,
 }
 
-/// A body up to [`MAX_KEPT_BODY`] as received; a larger one only by its size.
+/// A body up to [`MAX_KEPT_BODY`] as received; a larger one only by its size, and a
+/// request's also by its summary (compact JSON) when it has one.
 #[derive(Clone, Debug)]
 enum Raw {
     Kept(Bytes),
-    Omitted(usize),
+    Omitted(usize, Option<Box<str>>),
 }
 
 impl Raw {
@@ -80,23 +89,36 @@ impl Raw {
     fn size(&self) -> usize {
         match self {
             Raw::Kept(bytes) => bytes.len(),
-            Raw::Omitted(_) => 0,
+            Raw::Omitted(_, summary) => summary.as_deref().map_or(0, str::len),
         }
     }
 
-    fn new(bytes: Bytes) -> Self {
+    /// A request body.
+    fn request(bytes: Bytes) -> Self {
         if bytes.len() > MAX_KEPT_BODY {
-            Raw::Omitted(bytes.len())
+            Raw::Omitted(bytes.len(), summary::summary(&bytes))
         } else {
             Raw::Kept(bytes)
         }
     }
 
-    /// As the journal shows it ([`body`]).
+    /// As the journal shows it ([`body`]; `{"omitted": N, "summary": {…}}` for a request
+    /// body kept by its summary).
     fn shown(&self) -> Option<Value> {
         match self {
             Raw::Kept(bytes) => body(bytes),
-            Raw::Omitted(len) => Some(omitted(*len)),
+            Raw::Omitted(len, summary) => {
+                let mut shown = omitted(*len);
+                // Written by the journal as JSON; a summary that would not read back is
+                // left out rather than shown as something else.
+                if let (Value::Object(map), Some(Ok(summary))) = (
+                    &mut shown,
+                    summary.as_deref().map(serde_json::from_str::<Value>),
+                ) {
+                    map.insert("summary".to_string(), summary);
+                }
+                Some(shown)
+            }
         }
     }
 }
@@ -111,7 +133,7 @@ impl Kept {
         match (&self.code, &self.reply_body) {
             (Some(code), _) => code.clone(),
             (None, Raw::Kept(bytes)) => reply_code(bytes),
-            (None, Raw::Omitted(_)) => None,
+            (None, Raw::Omitted(..)) => None,
         }
     }
 
@@ -175,10 +197,10 @@ impl Journal {
         }
         // A reply too large to keep keeps its code, read now; others are read when shown.
         let (status, reply_body, code) = match exchange.reply {
-            None => (None, Raw::Omitted(0), Some(None)),
+            None => (None, Raw::Omitted(0, None), Some(None)),
             Some((status, body)) if body.len() > MAX_KEPT_BODY => (
                 Some(status),
-                Raw::Omitted(body.len()),
+                Raw::Omitted(body.len(), None),
                 Some(reply_code(&body)),
             ),
             Some((status, body)) => (Some(status), Raw::Kept(body), None),
@@ -189,7 +211,7 @@ impl Journal {
             operation: exchange.operation,
             method: exchange.method,
             target: exchange.target,
-            request_body: Raw::new(exchange.request_body),
+            request_body: Raw::request(exchange.request_body),
             status,
             reply_body,
             code,
