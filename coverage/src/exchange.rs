@@ -1,8 +1,16 @@
 //! The exchanges a report reads, from either source: the conformance proxy's HAR
 //! recording (`log.entries`) or the simulator's journal (`entries`, as its admin API and
-//! console export it, or a bare list of entries).
+//! console export it, or a bare list of entries). [`read_from`] reads a file entry by
+//! entry (see [`Limits`]); [`read`] and [`from_har`] read a document already parsed.
 
-use serde_json::Value;
+use std::fmt;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{Value, value::RawValue};
+
+use crate::entry::{Lenient, reply_code};
+
+pub use crate::read::{DEFAULT_MAX_ENTRY_BYTES, Limits, har_entries, read_from};
 
 /// One request and its reply, as recorded.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,12 +26,162 @@ pub struct Exchange {
     pub path: String,
     /// Query parameters in order (secrets already redacted by the recorder).
     pub query: Vec<(String, String)>,
-    /// The request body as JSON, when it was JSON and recorded whole.
-    pub request: Option<Value>,
+    /// The request body, as recorded.
+    pub request: Body,
     /// The HTTP status answered; 0 when there was no reply.
     pub status: u16,
     /// The reply's business code (`"0"` for success), when it had one.
     pub code: Option<String>,
+}
+
+/// A request body as a recording keeps it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Body {
+    /// None sent, or not JSON (the recorders' `{"notJson": N}`, or text that does not
+    /// parse).
+    #[default]
+    None,
+    /// JSON recorded whole: its text.
+    Json(Box<str>),
+    /// Too large for the recorder, which kept its size (`{"omitted": N}`) and, when it
+    /// could, a summary (`{"omitted": N, "summary": {…}}`: the body reduced to the keys
+    /// that say what it applied, as the simulator's journal keeps one): its JSON text.
+    Omitted {
+        bytes: u64,
+        summary: Option<Box<str>>,
+    },
+}
+
+impl Body {
+    /// A recorded body's JSON text, told apart from the recorders' markers.
+    pub fn from_text(text: String) -> Body {
+        let mut de = serde_json::Deserializer::from_str(&text);
+        let shape = match de.deserialize_any(ShapeVisitor) {
+            Ok(shape) if de.end().is_ok() => shape,
+            _ => return Body::None,
+        };
+        match shape {
+            Shape::Omitted { bytes, summary } => Body::Omitted {
+                bytes,
+                summary: summary.map(Into::into),
+            },
+            Shape::NotJson => Body::None,
+            Shape::Plain => Body::Json(text.into_boxed_str()),
+        }
+    }
+
+    /// A body as a parsed document holds it: JSON, or a string holding JSON text (a
+    /// HAR's `postData.text`).
+    pub fn from_value(value: Option<&Value>) -> Body {
+        match value {
+            None | Some(Value::Null) => Body::None,
+            Some(Value::String(text)) => Body::from_text(text.clone()),
+            Some(other) => Body::from_text(other.to_string()),
+        }
+    }
+
+    /// The body's JSON, when it was recorded whole.
+    pub fn json(&self) -> Option<Value> {
+        match self {
+            Body::Json(text) => serde_json::from_str(text).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// What the top of a body's text is.
+enum Shape {
+    Plain,
+    NotJson,
+    Omitted { bytes: u64, summary: Option<String> },
+}
+
+struct ShapeVisitor;
+
+impl<'de> Visitor<'de> for ShapeVisitor {
+    type Value = Shape;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
+        Ok(Shape::Plain)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
+        Ok(Shape::Plain)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
+        Ok(Shape::Plain)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
+        Ok(Shape::Plain)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
+        Ok(Shape::Plain)
+    }
+    fn visit_unit<E>(self) -> Result<Shape, E> {
+        Ok(Shape::Plain)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Shape::Plain)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+        let (mut omitted, mut not_json, mut summary, mut other) = (None, false, None, false);
+        while let Some(key) = map.next_key::<MarkerKey>()? {
+            match key {
+                MarkerKey::Omitted => omitted = Some(map.next_value::<Lenient<u64>>()?.0),
+                MarkerKey::NotJson => {
+                    map.next_value::<IgnoredAny>()?;
+                    not_json = true;
+                }
+                MarkerKey::Summary => {
+                    let raw: &RawValue = map.next_value()?;
+                    summary = Some(raw.get().to_string());
+                }
+                MarkerKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                    other = true;
+                }
+            }
+        }
+        Ok(match (omitted, not_json, summary, other) {
+            (Some(bytes), false, summary, false) => Shape::Omitted {
+                bytes: bytes.unwrap_or(0),
+                summary,
+            },
+            (None, true, None, false) => Shape::NotJson,
+            _ => Shape::Plain,
+        })
+    }
+}
+
+/// The keys of the recorders' markers.
+enum MarkerKey {
+    Omitted,
+    NotJson,
+    Summary,
+    Other,
+}
+
+impl<'de> de::Deserialize<'de> for MarkerKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = MarkerKey;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E>(self, key: &str) -> Result<MarkerKey, E> {
+                Ok(match key {
+                    "omitted" => MarkerKey::Omitted,
+                    "notJson" => MarkerKey::NotJson,
+                    "summary" => MarkerKey::Summary,
+                    _ => MarkerKey::Other,
+                })
+            }
+        }
+        d.deserialize_str(V)
+    }
 }
 
 impl Exchange {
@@ -41,131 +199,72 @@ impl Exchange {
     }
 }
 
-/// The exchanges of one recording or journal, in order; `name` labels their sources. An
-/// error says what the document is not.
+/// The exchanges of one recording or journal already parsed, in order; `name` labels
+/// their sources. An error says what the document is not. ([`read_from`] reads a file
+/// without holding it.)
 pub fn read(name: &str, document: &Value) -> Result<Vec<Exchange>, String> {
-    if let Some(entries) = document.pointer("/log/entries").and_then(Value::as_array) {
-        return Ok(entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| from_har(&format!("{name}#{i}"), e))
-            .collect());
-    }
-    let entries = match document {
-        Value::Array(entries) => entries,
-        _ => document
-            .get("entries")
-            .and_then(Value::as_array)
-            .ok_or_else(|| {
-                format!("{name}: neither a HAR recording (`log.entries`) nor a journal (`entries`)")
-            })?,
-    };
-    entries
-        .iter()
-        .map(|e| {
-            let seq = e
-                .get("seq")
-                .and_then(Value::as_u64)
-                .ok_or_else(|| format!("{name}: a journal entry without `seq`: {}", short(e)))?;
-            Ok(from_journal(&format!("{name}#seq {seq}"), e))
-        })
-        .collect()
-}
-
-fn short(value: &Value) -> String {
-    let text = value.to_string();
-    match text.char_indices().nth(80) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text,
-    }
-}
-
-fn pairs(list: Option<&Value>) -> Vec<(String, String)> {
-    list.and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|p| {
-                    Some((
-                        p.get("name")?.as_str()?.to_string(),
-                        p.get("value")?.as_str()?.to_string(),
-                    ))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// A recorded body as JSON: the recorders keep JSON bodies whole (secrets redacted) and
-/// replace others by a marker object (`omitted`, `notJson`), which is no body to read.
-fn body(value: Option<&Value>) -> Option<Value> {
-    let value = value?;
-    let parsed = match value {
-        Value::String(text) => serde_json::from_str(text).ok()?,
-        other => other.clone(),
-    };
-    let marker = parsed
-        .as_object()
-        .is_some_and(|o| o.len() == 1 && (o.contains_key("omitted") || o.contains_key("notJson")));
-    (!marker).then_some(parsed)
-}
-
-/// A reply's business code as text (the services send it as a number or a string).
-fn code_of(reply: Option<&Value>) -> Option<String> {
-    match reply?.get("code")? {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
+    let mut exchanges = Vec::new();
+    let text = document.to_string();
+    read_from(name, text.as_bytes(), &Limits::unbounded(), &mut |x| {
+        exchanges.push(x);
+    })?;
+    Ok(exchanges)
 }
 
 /// One entry of a HAR recording (`log.entries[i]`), named `source`.
 pub fn from_har(source: &str, entry: &Value) -> Exchange {
     let request = &entry["request"];
-    let url = request["url"].as_str().unwrap_or_default();
+    let query = request
+        .get("queryString")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|p| {
+            Some((
+                p.get("name")?.as_str()?.to_string(),
+                p.get("value")?.as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    let text = |p: &str| entry.pointer(p).and_then(Value::as_str);
+    har_exchange(
+        source.to_string(),
+        text("/_operationId").map(str::to_string),
+        text("/request/method").unwrap_or_default(),
+        text("/request/url").unwrap_or_default(),
+        query,
+        Body::from_value(request.pointer("/postData/text")),
+        entry.pointer("/response/status").and_then(Value::as_u64),
+        text("/response/content/text").and_then(reply_code),
+    )
+}
+
+/// An exchange of a HAR entry's parts.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn har_exchange(
+    source: String,
+    operation: Option<String>,
+    method: &str,
+    url: &str,
+    query: Vec<(String, String)>,
+    request: Body,
+    status: Option<u64>,
+    code: Option<String>,
+) -> Exchange {
     let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
     let path_and_query = after_scheme.find('/').map_or("/", |at| &after_scheme[at..]);
     let path = path_and_query
         .split_once('?')
         .map_or(path_and_query, |(p, _)| p);
-    let reply = body(entry.pointer("/response/content/text"));
     Exchange {
-        source: source.to_string(),
-        operation: entry["_operationId"].as_str().map(str::to_string),
-        method: request["method"]
-            .as_str()
-            .unwrap_or_default()
-            .to_uppercase(),
+        source,
+        operation,
+        method: method.to_uppercase(),
         path: path.to_string(),
-        query: pairs(request.get("queryString")),
-        request: body(request.pointer("/postData/text")),
-        status: entry
-            .pointer("/response/status")
-            .and_then(Value::as_u64)
-            .and_then(|s| u16::try_from(s).ok())
-            .unwrap_or(0),
-        code: code_of(reply.as_ref()),
-    }
-}
-
-fn from_journal(source: &str, entry: &Value) -> Exchange {
-    let reply = body(entry.get("replyBody"));
-    Exchange {
-        source: source.to_string(),
-        operation: entry["operation"].as_str().map(str::to_string),
-        method: entry["method"].as_str().unwrap_or_default().to_uppercase(),
-        path: entry["path"].as_str().unwrap_or_default().to_string(),
-        query: pairs(entry.get("query")),
-        request: body(entry.get("requestBody")),
-        status: entry
-            .get("status")
-            .and_then(Value::as_u64)
-            .and_then(|s| u16::try_from(s).ok())
-            .unwrap_or(0),
-        code: entry["code"]
-            .as_str()
-            .map(str::to_string)
-            .or_else(|| code_of(reply.as_ref())),
+        query,
+        request,
+        status: status.and_then(|s| u16::try_from(s).ok()).unwrap_or(0),
+        code,
     }
 }
 
@@ -193,25 +292,40 @@ mod tests {
         let b = read("j.json", &journal).unwrap().remove(0);
         assert_eq!(a.source, "r.har#0");
         assert_eq!(b.source, "j.json#seq 7");
+        assert_eq!(a.request, Body::Json("{\"size\":1}".into()));
+        let unnamed = |x: Exchange| Exchange {
+            source: String::new(),
+            ..x
+        };
+        assert_eq!(unnamed(a.clone()), unnamed(b));
         assert_eq!(
-            Exchange {
-                source: String::new(),
-                ..a
-            },
-            Exchange {
-                source: String::new(),
-                ..b
-            }
+            unnamed(from_har("x", &har["log"]["entries"][0])),
+            unnamed(a)
         );
     }
 
     #[test]
     fn markers_are_no_body_and_other_documents_are_refused() {
-        assert_eq!(body(Some(&json!({"omitted": 70000}))), None);
-        assert_eq!(body(Some(&json!("{\"notJson\":3}"))), None);
+        let body = |v: Value| Body::from_value(Some(&v));
         assert_eq!(
-            body(Some(&json!({"omitted": 1, "x": 2}))),
-            Some(json!({"omitted": 1, "x": 2}))
+            body(json!({"omitted": 70000})),
+            Body::Omitted {
+                bytes: 70000,
+                summary: None
+            }
+        );
+        assert_eq!(
+            body(json!({"omitted": 70000, "summary": {"channelOrderId": "CO-A"}})),
+            Body::Omitted {
+                bytes: 70000,
+                summary: Some("{\"channelOrderId\":\"CO-A\"}".into())
+            }
+        );
+        assert_eq!(body(json!("{\"notJson\":3}")), Body::None);
+        assert_eq!(body(json!("[12 bytes, not JSON]")), Body::None);
+        assert_eq!(
+            body(json!({"omitted": 1, "x": 2})),
+            Body::Json("{\"omitted\":1,\"x\":2}".into())
         );
         assert!(
             read("x.json", &json!({"a": 1}))
@@ -223,5 +337,15 @@ mod tests {
                 .unwrap_err()
                 .contains("without `seq`")
         );
+    }
+
+    #[test]
+    fn fields_of_another_type_are_read_as_absent() {
+        let journal = json!([{"seq": 1, "method": 5, "path": ["x"], "status": "200",
+            "code": {"a": 1}, "replyBody": "{\"code\": 40021}", "query": "q"}]);
+        let x = read("j", &journal).unwrap().remove(0);
+        assert_eq!((x.method.as_str(), x.path.as_str()), ("", ""));
+        assert_eq!((x.status, x.code.as_deref()), (0, Some("40021")));
+        assert!(x.query.is_empty());
     }
 }

@@ -48,6 +48,7 @@ fn fragment(report: &Report, link: OperationLink<'_>) -> Markup {
         }
         section #coverage-doubles aria-labelledby="doubles-title" {
             h2 #doubles-title { "Suspected double submissions (" (report.suspected_double_submissions.len()) ")" }
+            @if let Some(note) = report.doubles_note() { p.doubles-note { (note) } }
             @if report.suspected_double_submissions.is_empty() {
                 p { "None: no request applied the same thing twice." }
             } @else {

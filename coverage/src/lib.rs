@@ -1,12 +1,19 @@
 //! What an integration with the licensing platform exercised, against the documents.
 //!
-//! Read a recording ([`exchange::read`]: the conformance proxy's HAR, the simulator's
-//! journal, or several merged), then [`Report::new`] counts, per operation, the calls
-//! made, the documented business codes seen and never seen, the enum values sent and
-//! never sent, the optional request fields never sent, whether a page after the first was
-//! read and the retries observed, and lists the suspected double submissions
-//! ([`doubles`]). [`render`] writes it as markdown or JUnit XML (JSON by `serde`), and
-//! [`Minimums`] fails a run below the ratios it is given.
+//! Read a recording ([`exchange::read_from`] from a file, entry by entry, or
+//! [`exchange::read`] from a parsed document: the conformance proxy's HAR, the
+//! simulator's journal, or several merged), then a [`Tally`] (or [`Report::new`] over a
+//! list) counts, per operation, the calls made, the documented business codes seen and
+//! never seen, the enum values sent and never sent, the optional request fields never
+//! sent, whether a page after the first was read and the retries observed, and lists the
+//! suspected double submissions ([`doubles`]). [`render`] writes it as markdown or JUnit
+//! XML (JSON by `serde`), and [`Minimums`] fails a run below the ratios it is given.
+//!
+//! Memory: a file is read one entry at a time (at most about twice the largest entry,
+//! which [`exchange::Limits`] bounds, 64 MiB by default), and a tally keeps what the
+//! documents bound (per operation: its fields, enum values and codes) and what the report
+//! lists, not the exchanges; the double-submission check remembers its keys, at most
+//! [`doubles::MAX_REMEMBERED_KEYS`] a recording.
 //!
 //! ```
 //! use licensing_coverage::{Catalogue, Report, exchange};
@@ -24,17 +31,20 @@
 
 mod catalogue;
 pub mod doubles;
+mod entry;
 pub mod exchange;
 #[cfg(feature = "html")]
 pub mod html;
+mod read;
 pub mod render;
 mod report;
 mod threshold;
+mod walk;
 
 pub use catalogue::{Catalogue, Field, Operation};
 pub use doubles::Double;
-pub use exchange::Exchange;
-pub use report::{EnumCoverage, OperationCoverage, Ratio, Report, Totals};
+pub use exchange::{Body, Exchange};
+pub use report::{EnumCoverage, OperationCoverage, Ratio, Report, Tally, Totals};
 pub use threshold::Minimums;
 
 /// A JSON scalar as text, as codes and enum values are compared (`7`, `new_buy`, `true`).

@@ -116,6 +116,9 @@ pub fn markdown(report: &Report) -> String {
         );
     }
     let _ = writeln!(out, "\n## Suspected double submissions\n");
+    if let Some(note) = report.doubles_note() {
+        let _ = writeln!(out, "{note}\n");
+    }
     if report.suspected_double_submissions.is_empty() {
         let _ = writeln!(out, "None.");
     }
