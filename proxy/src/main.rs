@@ -57,6 +57,10 @@ enum Command {
         /// `text` for people, `json` for machines.
         #[arg(long, value_enum, default_value = "text")]
         output: Output,
+        /// The most bytes one entry of the recording may take (the file is read one entry
+        /// at a time; a larger entry is refused, naming it).
+        #[arg(long, value_name = "BYTES", default_value_t = licensing_coverage::exchange::DEFAULT_MAX_ENTRY_BYTES, value_parser = clap::value_parser!(u64).range(1..))]
+        max_entry_bytes: u64,
     },
     /// What an integration exercised against the documents, from recordings (HAR, from
     /// the proxy) and simulator journals (`licensing sandbox journal` as JSON), merged in
@@ -75,6 +79,10 @@ enum Command {
         /// operations, codes, enums, optional, paging).
         #[arg(long, value_name = "NAME=PERCENT,...")]
         min: Option<licensing_coverage::Minimums>,
+        /// The most bytes one entry of a recording or journal may take (each file is read
+        /// one entry at a time; a larger entry is refused, naming the file and the entry).
+        #[arg(long, value_name = "BYTES", default_value_t = licensing_coverage::exchange::DEFAULT_MAX_ENTRY_BYTES, value_parser = clap::value_parser!(u64).range(1..))]
+        max_entry_bytes: u64,
     },
     /// Sandbox seeds made from what a recording observed.
     #[command(subcommand)]
@@ -283,11 +291,25 @@ async fn main() -> ExitCode {
 /// Runs a tool.
 async fn run(command: Command) -> ExitCode {
     match command {
-        Command::Report { file, output } => finish(tools::report(&file).map(|r| match output {
-            Output::Text => r.to_text(),
-            Output::Json => pretty(&r),
-        })),
-        Command::Coverage { files, format, min } => coverage(&files, format, min.as_ref()),
+        Command::Report {
+            file,
+            output,
+            max_entry_bytes,
+        } => finish(
+            tools::report_with(&file, max_entry_bytes).map(|r| match output {
+                Output::Text => r.to_text(),
+                Output::Json => pretty(&r),
+            }),
+        ),
+        Command::Coverage {
+            files,
+            format,
+            min,
+            max_entry_bytes,
+        } => {
+            let limits = licensing_coverage::exchange::Limits { max_entry_bytes };
+            coverage(&files, format, min.as_ref(), &limits)
+        }
         Command::Seed(SeedCommand::FromRecording { file, output }) => {
             let seed = tools::seed_from_recording(&file).map(|s| pretty(&s));
             match (seed, output) {
@@ -381,25 +403,25 @@ async fn confirm_writes(file: &std::path::Path, against: &str) -> Result<(), Str
 }
 
 /// `coverage`: the report on stdout; exit 1 when a minimum is missed (said on stderr), 2
-/// when a file cannot be read.
+/// when a file cannot be read. Each file is read one entry at a time, each exchange
+/// counted and dropped before the next is read.
 fn coverage(
     files: &[PathBuf],
     format: CoverageFormat,
     min: Option<&licensing_coverage::Minimums>,
+    limits: &licensing_coverage::exchange::Limits,
 ) -> ExitCode {
     let read = || -> Result<licensing_coverage::Report, String> {
         let catalogue = licensing_coverage::Catalogue::documents()?;
-        let mut exchanges = Vec::new();
+        let mut tally = licensing_coverage::Tally::new(&catalogue);
         for file in files {
             let name = file.display().to_string();
-            let text = std::fs::File::open(file)
-                .map_err(|e| format!("{name}: {e}"))
-                .map(std::io::BufReader::new)?;
-            let document: serde_json::Value =
-                serde_json::from_reader(text).map_err(|e| format!("{name}: not JSON: {e}"))?;
-            exchanges.extend(licensing_coverage::exchange::read(&name, &document)?);
+            let reader = std::fs::File::open(file).map_err(|e| format!("{name}: {e}"))?;
+            licensing_coverage::exchange::read_from(&name, reader, limits, &mut |x| {
+                tally.add(&x);
+            })?;
         }
-        Ok(licensing_coverage::Report::new(&catalogue, &exchanges))
+        Ok(tally.report())
     };
     let report = match read() {
         Ok(report) => report,

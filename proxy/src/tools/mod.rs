@@ -158,47 +158,63 @@ impl Report {
     }
 }
 
-/// `licensing-proxy report FILE.har`.
+/// `licensing-proxy report FILE.har`, each entry at most
+/// [`DEFAULT_MAX_ENTRY_BYTES`](licensing_coverage::exchange::DEFAULT_MAX_ENTRY_BYTES).
 pub fn report(path: &Path) -> Result<Report, String> {
+    report_with(path, licensing_coverage::exchange::DEFAULT_MAX_ENTRY_BYTES)
+}
+
+/// `licensing-proxy report FILE.har`: the recording read one entry at a time (an entry of
+/// more than `max_entry_bytes` refused), each counted and dropped before the next is read;
+/// what the report keeps is the first exchange of each rule.
+pub fn report_with(path: &Path, max_entry_bytes: u64) -> Result<Report, String> {
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|e| format!("{name}: {e}"))?;
+    let limits = licensing_coverage::exchange::Limits { max_entry_bytes };
     let mut by_op: Vec<OperationReport> = Vec::new();
-    for entry in entries(path)? {
-        let operation = entry
-            .get("_operationId")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let index = match by_op.iter().position(|o| o.operation_id == operation) {
-            Some(i) => i,
-            None => {
-                by_op.push(OperationReport {
-                    operation_id: operation,
-                    calls: 0,
-                    deviations: 0,
-                    rules: Vec::new(),
-                });
-                by_op.len() - 1
-            }
-        };
-        let op = &mut by_op[index];
-        op.calls += 1;
-        let found: Vec<Deviation> = entry
-            .get("_deviations")
-            .cloned()
-            .map(serde_json::from_value)
-            .transpose()
-            .map_err(|e| format!("{}: an entry's _deviations: {e}", path.display()))?
-            .unwrap_or_default();
-        for d in found {
-            op.deviations += 1;
-            match op.rules.iter_mut().find(|r| r.rule == d.rule) {
-                Some(rule) => rule.count += 1,
-                None => op.rules.push(RuleReport {
-                    rule: d.rule.clone(),
-                    count: 1,
-                    first: d,
-                    pair: pair(&entry),
-                }),
-            }
+    licensing_coverage::exchange::har_entries(&name, file, &limits, &mut |_, entry| {
+        count(&mut by_op, &entry).map_err(|e| format!("an entry's _deviations: {e}"))
+    })?;
+    Ok(Report { operations: by_op })
+}
+
+/// Counts one recorded entry into `by_op`.
+fn count(by_op: &mut Vec<OperationReport>, entry: &Value) -> Result<(), serde_json::Error> {
+    let operation = entry
+        .get("_operationId")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let index = match by_op.iter().position(|o| o.operation_id == operation) {
+        Some(i) => i,
+        None => {
+            by_op.push(OperationReport {
+                operation_id: operation,
+                calls: 0,
+                deviations: 0,
+                rules: Vec::new(),
+            });
+            by_op.len() - 1
+        }
+    };
+    let op = &mut by_op[index];
+    op.calls += 1;
+    let found: Vec<Deviation> = entry
+        .get("_deviations")
+        .cloned()
+        .map(serde_json::from_value)
+        .transpose()?
+        .unwrap_or_default();
+    for d in found {
+        op.deviations += 1;
+        match op.rules.iter_mut().find(|r| r.rule == d.rule) {
+            Some(rule) => rule.count += 1,
+            None => op.rules.push(RuleReport {
+                rule: d.rule.clone(),
+                count: 1,
+                first: d,
+                pair: pair(entry),
+            }),
         }
     }
-    Ok(Report { operations: by_op })
+    Ok(())
 }
