@@ -181,10 +181,10 @@ async fn self_check() {
         .body(order::types::AllocateShellNumsRequest::builder().size(45u32))
         .await
         .expect("asset numbers");
-    let path =
-        std::env::temp_dir().join(format!("licensing-bulk-bench-{}.jsonl", std::process::id()));
+    let file = tempfile::NamedTempFile::new().expect("a temporary file");
+    let path = file.path();
     let numbers: Vec<String> = numbers.iter().map(ToString::to_string).collect();
-    licensing_test_support::orders::write(&path, &numbers).expect("the orders file");
+    licensing_test_support::orders::write(path, &numbers).expect("the orders file");
     let settings = Settings {
         batch_size: 10,
         concurrency: 3,
@@ -192,8 +192,8 @@ async fn self_check() {
         app_key: "APP_KEY".into(),
         prefix: "check".into(),
     };
-    let orders = read(&path);
-    let _ = std::fs::remove_file(&path);
+    let orders = read(path);
+    drop(file);
     let tally = submit(&client, &settings, orders).await;
     assert_eq!(
         tally,

@@ -106,13 +106,12 @@ async fn parent() {
         .start()
         .await
         .unwrap();
-    let dir = std::env::temp_dir().join(format!("licensing-sdk-env-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tempfile::tempdir().unwrap();
     // A bundle as OpenSSL reads it: another CA first, then ours.
     let other = pki::Pki::new().ca;
-    let bundle = dir.join("bundle.pem");
+    let bundle = dir.path().join("bundle.pem");
     std::fs::write(&bundle, format!("{other}{}", pki.ca)).unwrap();
-    let other_ca = dir.join("other.pem");
+    let other_ca = dir.path().join("other.pem");
     std::fs::write(&other_ca, &other).unwrap();
     let port = sim.addr().port();
     let setup = Setup {
@@ -164,6 +163,6 @@ async fn parent() {
     .await
     .unwrap();
     tokio::time::sleep(Duration::from_millis(10)).await;
-    std::fs::remove_dir_all(&dir).ok();
+    drop(dir);
     println!("\ntest result: ok. 5 scenarios passed");
 }

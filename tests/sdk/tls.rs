@@ -43,15 +43,15 @@ async fn with_the_ca_added_both_services_answer_over_https() {
     let numbers = allocate(&order).await.expect("an HTTPS call");
     assert_eq!(numbers[0].len(), 10);
 
-    let file = std::env::temp_dir().join(format!("licensing-sdk-ca-{}.pem", std::process::id()));
-    std::fs::write(&file, &pki.ca).unwrap();
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), &pki.ca).unwrap();
     let member = member::Client::builder(&url)
         .client_token(DEFAULT_CLIENT_TOKEN)
         .user_token(DEFAULT_USER_TOKEN)
-        .add_ca_certificate_file(&file)
+        .add_ca_certificate_file(file.path())
         .build()
         .unwrap();
-    std::fs::remove_file(&file).ok();
+    drop(file);
     let page = member
         .list_members()
         .enterprise_global_id("EG-none")

@@ -136,15 +136,15 @@ fn from_env_rejects_each_malformed_value_by_name() {
 
 #[test]
 fn from_env_reads_every_setting() {
-    let ca = std::env::temp_dir().join(format!("licensing-sdk-test-ca-{}.pem", std::process::id()));
-    std::fs::write(&ca, "not a certificate").unwrap();
+    let ca = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(ca.path(), "not a certificate").unwrap();
     let mut pairs = ORDER_VARS.to_vec();
-    let ca_path = ca.display().to_string();
+    let ca_path = ca.path().display().to_string();
     pairs.push(("LICENSING_CA_FILE", &ca_path));
     let e = config_error(order::Client::builder_from_vars(vars(&pairs)).map(|_| ()));
     assert_eq!(e.setting, "LICENSING_CA_FILE");
     assert!(e.problem.contains("no PEM certificate"), "{e}");
-    std::fs::remove_file(&ca).ok();
+    drop(ca);
 
     let mut pairs = ORDER_VARS.to_vec();
     pairs.extend([
