@@ -16,11 +16,11 @@ use licensing_sim::{DEFAULT_APP_TOKEN, ImportError, Simulator, StateFileError};
 use serde_json::{Value, json};
 use support::{Env, batch, code_of, new_buy, product};
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("licensing-dur-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("licensing-dur-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 async fn stop(env: Env) {
@@ -45,7 +45,7 @@ fn orders(sim: &Simulator) -> serde_json::Map<String, Value> {
 #[tokio::test]
 async fn a_change_that_cannot_be_recorded_is_refused_unapplied_and_applied_once_on_retry() {
     let dir = temp_dir("full");
-    let path = dir.join("state.json");
+    let path = dir.path().join("state.json");
     let (builder, writes) = Simulator::builder()
         .state_file(&path)
         .failing_state_writes(0);
@@ -118,7 +118,7 @@ async fn a_change_that_cannot_be_recorded_is_refused_unapplied_and_applied_once_
 #[tokio::test]
 async fn credentials_in_a_query_never_reach_the_files_or_the_journal() {
     let dir = temp_dir("secrets");
-    let path = dir.join("state.json");
+    let path = dir.path().join("state.json");
     let env = support::start_with(Simulator::builder().state_file(&path)).await;
     let ent = env.enterprise("Secretive").await;
     let secrets = [
@@ -206,7 +206,7 @@ fn licensing_log(path: &Path) -> PathBuf {
 #[tokio::test]
 async fn a_damaged_log_is_refused_with_a_way_out() {
     let dir = temp_dir("damaged");
-    let path = dir.join("state.json");
+    let path = dir.path().join("state.json");
     let env = support::start_with(Simulator::builder().state_file(&path)).await;
     let ent = env.enterprise("Fragile").await;
     for name in ["ann", "ben", "cid"] {
@@ -287,7 +287,7 @@ fn a_huge_seed_is_refused_before_it_is_parsed() {
         "assets": assets, "members": []}]});
     let text = serde_json::to_vec(&seed).unwrap();
     let dir = temp_dir("seed");
-    let file = dir.join("huge-seed.json");
+    let file = dir.path().join("huge-seed.json");
     std::fs::write(&file, &text).unwrap();
 
     // At start.
@@ -413,12 +413,10 @@ async fn an_import_applies_the_operations_field_rules() {
 #[cfg(unix)]
 #[test]
 fn a_stopped_simulator_writes_its_journal_where_it_is_told() {
-    let dir = std::env::temp_dir().join(format!("licensing-sim-journal-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_licensing-sim"))
         .args(["--addr", "127.0.0.1:0"])
-        .env(licensing_sim::JOURNAL_DIR_VARIABLE, &dir)
+        .env(licensing_sim::JOURNAL_DIR_VARIABLE, dir.path())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -453,7 +451,7 @@ fn a_stopped_simulator_writes_its_journal_where_it_is_told() {
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     assert!(child.wait().unwrap().success());
-    let files: Vec<_> = std::fs::read_dir(&dir)
+    let files: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
@@ -464,5 +462,5 @@ fn a_stopped_simulator_writes_its_journal_where_it_is_told() {
     assert_eq!(entries[0]["operation"], "allocateShellNums");
     assert_eq!(entries[0]["code"], "0");
     assert_eq!(entries[0]["requestBody"], json!({"size": 2}));
-    std::fs::remove_dir_all(&dir).unwrap();
+    dir.close().unwrap();
 }
