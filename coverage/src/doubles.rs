@@ -44,7 +44,7 @@ use serde::Serialize;
 
 use crate::{
     Exchange, Operation,
-    exchange::Body,
+    record::Body,
     walk::{Container, Scalar, Sink, Walk},
 };
 

@@ -32,10 +32,11 @@
 mod catalogue;
 pub mod doubles;
 mod entry;
-pub mod exchange;
 #[cfg(feature = "html")]
 pub mod html;
+mod lenient;
 mod read;
+mod record;
 pub mod render;
 mod report;
 mod threshold;
@@ -43,7 +44,21 @@ mod walk;
 
 pub use catalogue::{Catalogue, Field, Operation};
 pub use doubles::Double;
-pub use exchange::{Body, Exchange};
+pub use record::{Body, Exchange};
+
+/// The exchanges a report reads, from either source: the conformance proxy's HAR
+/// recording (`log.entries`) or the simulator's journal (`entries`, as its admin API and
+/// console export it, or a bare list of entries). [`read_from`](exchange::read_from) reads
+/// a file entry by entry (see [`Limits`](exchange::Limits)); [`read`](exchange::read) and
+/// [`from_har`](exchange::from_har) read a document already parsed.
+///
+/// Gathered here, at the crate root that wires the modules together: the types and the
+/// readers of parsed documents (`record`) sit below the streaming reader (`read`), which
+/// builds them.
+pub mod exchange {
+    pub use crate::read::{DEFAULT_MAX_ENTRY_BYTES, Limits, har_entries, read, read_from};
+    pub use crate::record::{Body, Exchange, from_har};
+}
 pub use report::{EnumCoverage, OperationCoverage, Ratio, Report, Tally, Totals};
 pub use threshold::Minimums;
 

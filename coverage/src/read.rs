@@ -19,7 +19,7 @@ use std::{
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Value, value::RawValue};
 
-use crate::{entry, exchange::Exchange};
+use crate::{entry, record::Exchange};
 
 /// The most one entry of a recording may have unless told otherwise: 64 MiB (the
 /// simulator's largest request body, and the SDK's largest reply).
@@ -505,6 +505,18 @@ pub fn har_entries(
         (Found { har: true, .. }, count) => Ok(count),
         _ => Err(format!("{name}: not a HAR document (no log.entries array)")),
     }
+}
+
+/// The exchanges of one recording or journal already parsed, in order; `name` labels
+/// their sources. An error says what the document is not. ([`read_from`] reads a file
+/// without holding it.)
+pub fn read(name: &str, document: &Value) -> Result<Vec<Exchange>, String> {
+    let mut exchanges = Vec::new();
+    let text = document.to_string();
+    read_from(name, text.as_bytes(), &Limits::unbounded(), &mut |x| {
+        exchanges.push(x);
+    })?;
+    Ok(exchanges)
 }
 
 #[cfg(test)]

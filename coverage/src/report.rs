@@ -14,7 +14,7 @@ use crate::{
     Catalogue, Double, Exchange, Operation,
     catalogue::{Field, untagged},
     doubles::{self, Finder},
-    exchange::Body,
+    record::Body,
     walk::{Container, Scalar, Sink, Tags, Walk},
 };
 

@@ -1,16 +1,13 @@
-//! The exchanges a report reads, from either source: the conformance proxy's HAR
-//! recording (`log.entries`) or the simulator's journal (`entries`, as its admin API and
-//! console export it, or a bare list of entries). [`read_from`] reads a file entry by
-//! entry (see [`Limits`]); [`read`] and [`from_har`] read a document already parsed.
+//! An exchange as a report reads it, and the readers of a document already parsed
+//! ([`read`], [`from_har`]); the streaming reader of a file (`read.rs`) builds the same
+//! [`Exchange`]. Published as `exchange` from the crate root.
 
 use std::fmt;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Value, value::RawValue};
 
-use crate::entry::{Lenient, reply_code};
-
-pub use crate::read::{DEFAULT_MAX_ENTRY_BYTES, Limits, har_entries, read_from};
+use crate::lenient::{Lenient, reply_code};
 
 /// One request and its reply, as recorded.
 #[derive(Clone, Debug, PartialEq)]
@@ -199,18 +196,6 @@ impl Exchange {
     }
 }
 
-/// The exchanges of one recording or journal already parsed, in order; `name` labels
-/// their sources. An error says what the document is not. ([`read_from`] reads a file
-/// without holding it.)
-pub fn read(name: &str, document: &Value) -> Result<Vec<Exchange>, String> {
-    let mut exchanges = Vec::new();
-    let text = document.to_string();
-    read_from(name, text.as_bytes(), &Limits::unbounded(), &mut |x| {
-        exchanges.push(x);
-    })?;
-    Ok(exchanges)
-}
-
 /// One entry of a HAR recording (`log.entries[i]`), named `source`.
 pub fn from_har(source: &str, entry: &Value) -> Exchange {
     let request = &entry["request"];
@@ -271,6 +256,7 @@ pub(crate) fn har_exchange(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::read::read;
     use serde_json::json;
 
     #[test]
