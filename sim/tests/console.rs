@@ -629,8 +629,7 @@ async fn copy_as_curl_runs_in_bash_for_every_body_kind() {
     let commands = curl_commands(&opened);
     assert_eq!(commands.len(), calls.len(), "{opened}");
 
-    let dir = std::env::temp_dir().join(format!("licensing-sim-curl-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tempfile::tempdir().unwrap();
     for (what, _, _, body) in &calls {
         // The entries are in the order the calls were made; the page's newest first.
         let at = calls.iter().position(|c| c.0 == *what).unwrap();
@@ -639,12 +638,16 @@ async fn copy_as_curl_runs_in_bash_for_every_body_kind() {
             .iter()
             .find(|(seq, _)| *seq == original.seq as u64)
             .unwrap_or_else(|| panic!("{what}: no command for entry {}", original.seq));
-        std::fs::write(dir.join("body.json"), body.clone().unwrap_or_default()).unwrap();
+        std::fs::write(
+            dir.path().join("body.json"),
+            body.clone().unwrap_or_default(),
+        )
+        .unwrap();
         // Bounded: a command that waits for ever fails the test instead.
         let mut bash = std::process::Command::new("timeout");
         bash.args(["60", "bash", "-c"])
             .arg(command)
-            .current_dir(&dir)
+            .current_dir(dir.path())
             .env("LICENSING_APP_TOKEN", DEFAULT_APP_TOKEN)
             .env("LICENSING_CLIENT_TOKEN", DEFAULT_CLIENT_TOKEN)
             .env("LICENSING_USER_TOKEN", DEFAULT_USER_TOKEN);
@@ -678,5 +681,4 @@ async fn copy_as_curl_runs_in_bash_for_every_body_kind() {
             "{what}: {command}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -15,7 +15,7 @@ use std::{
     collections::BTreeMap,
     io::{BufRead as _, BufReader, Read as _},
     num::NonZeroU32,
-    path::{Path, PathBuf},
+    path::Path,
     process::{Child, Command, Stdio},
     time::{Duration, Instant},
 };
@@ -60,11 +60,11 @@ impl Rng {
     }
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("licensing-sim-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("licensing-sim-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// A running `licensing-sim` and clients for it.
@@ -394,7 +394,7 @@ impl Worker {
 
 async fn kill_at_random_moments() {
     let dir = temp_dir("crash");
-    let state = dir.join("state.json");
+    let state = dir.path().join("state.json");
     // A small log limit: the log is compacted every few calls, so kills land in
     // compactions too.
     let args = [
@@ -476,7 +476,7 @@ async fn kill_at_random_moments() {
     );
     eprintln!("{ITERATIONS} kills: {acknowledged} acknowledged calls kept, {employees} employees");
     sim.unwrap().kill();
-    std::fs::remove_dir_all(dir).unwrap();
+    dir.close().unwrap();
 }
 
 /// Runs the binary on a state file that must be refused; returns its error output.
@@ -489,7 +489,7 @@ fn refused(state: &Path) -> String {
 
 fn damaged_files_stop_the_start() {
     let dir = temp_dir("damaged");
-    let state = dir.join("state.json");
+    let state = dir.path().join("state.json");
 
     for (content, problem) in [
         (&b"{\"version\": 1, \"state\": {"[..], "not a JSON object"),
@@ -508,7 +508,7 @@ fn damaged_files_stop_the_start() {
             "{stderr}"
         );
         assert_eq!(std::fs::read(&state).unwrap(), content, "left as it was");
-        assert!(!dir.join("state.json.log").exists());
+        assert!(!dir.path().join("state.json.log").exists());
     }
 
     // A log whose first call record is damaged, with more after it.
@@ -520,7 +520,7 @@ fn damaged_files_stop_the_start() {
         sim.api.allocate(1).await.unwrap();
     });
     sim.kill();
-    let log = dir.join("state.json.log");
+    let log = dir.path().join("state.json.log");
     let mut bytes = std::fs::read(&log).unwrap();
     let header = 8 + u32::from_le_bytes(bytes[..4].try_into().unwrap()) as usize;
     bytes[header + 20] ^= 0x20;
@@ -541,13 +541,13 @@ fn damaged_files_stop_the_start() {
     std::fs::remove_file(&state).unwrap();
     let stderr = refused(&state);
     assert!(stderr.contains("a log without its state file"), "{stderr}");
-    std::fs::remove_dir_all(dir).unwrap();
+    dir.close().unwrap();
 }
 
 async fn a_torn_last_record_is_ignored() {
     let dir = temp_dir("torn");
-    let state = dir.join("state.json");
-    let log = dir.join("state.json.log");
+    let state = dir.path().join("state.json");
+    let log = dir.path().join("state.json.log");
     let sim = spawn(Some(&state), &[]);
     let ent = sim.api.enterprise("Torn").await;
     sim.api.allocate(2).await.unwrap();
@@ -573,7 +573,7 @@ async fn a_torn_last_record_is_ignored() {
         assert_eq!(sim.api.allocate(1).await.unwrap(), ["8000000003"]);
         sim.kill();
     }
-    std::fs::remove_dir_all(dir).unwrap();
+    dir.close().unwrap();
 }
 
 /// Adds `count` employees in batches of 100 and returns the mean time of the calls
@@ -608,7 +608,7 @@ async fn add_employees(
 async fn measure() {
     for with_file in [false, true] {
         let dir = temp_dir("measure");
-        let state = dir.join("state.json");
+        let state = dir.path().join("state.json");
         let limit = ["--trial-member-limit", "1000000"];
         let sim = spawn(with_file.then_some(state.as_path()), &limit);
         let ent = sim.api.enterprise("Measure").await;
@@ -616,7 +616,9 @@ async fn measure() {
         add_employees(&sim.api, &ent, 1_000, 99_000, 99_000).await;
         let (large, large_max) = add_employees(&sim.api, &ent, 99_000, 100_000, 99_000).await;
         let files = if with_file {
-            let log = std::fs::metadata(dir.join("state.json.log")).unwrap().len();
+            let log = std::fs::metadata(dir.path().join("state.json.log"))
+                .unwrap()
+                .len();
             sim.kill();
             // The start replays the whole log, then writes the snapshot: a compaction.
             let t = Instant::now();
@@ -647,7 +649,7 @@ async fn measure() {
                 "in memory only"
             },
         );
-        std::fs::remove_dir_all(dir).unwrap();
+        dir.close().unwrap();
     }
 }
 

@@ -107,11 +107,8 @@ async fn every_state_the_api_can_reach_reloads() {
     use licensing_sim::Simulator;
 
     for seed in [1_u64, 7, 42] {
-        let dir =
-            std::env::temp_dir().join(format!("licensing-walk-{seed}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("state.json");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
         let mut env = support::start_with(Simulator::builder().state_file(&path)).await;
         let fresh = Simulator::start().await.unwrap();
         let mut walk = Walk(seed);

@@ -33,17 +33,16 @@ async fn child() -> Result<(), String> {
 
 fn parent() {
     let pki = pki::Pki::new();
-    let dir = std::env::temp_dir().join(format!("licensing-sim-https-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tempfile::tempdir().unwrap();
     let (cert, key, ca) = (
-        dir.join("cert.pem"),
-        dir.join("key.pem"),
-        dir.join("ca.pem"),
+        dir.path().join("cert.pem"),
+        dir.path().join("key.pem"),
+        dir.path().join("ca.pem"),
     );
     std::fs::write(&cert, &pki.cert).unwrap();
     std::fs::write(&key, &pki.key).unwrap();
     std::fs::write(&ca, &pki.ca).unwrap();
-    let other = dir.join("other.pem");
+    let other = dir.path().join("other.pem");
     std::fs::write(&other, pki::Pki::new().ca).unwrap();
 
     let mut sim = Command::new(env!("CARGO_BIN_EXE_licensing-sim"))
@@ -94,7 +93,7 @@ fn parent() {
     let untrusted = run(&other);
     let _ = sim.kill();
     let _ = sim.wait();
-    std::fs::remove_dir_all(&dir).ok();
+    drop(dir);
 
     assert!(
         trusted.status.success(),

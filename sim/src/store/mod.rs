@@ -501,11 +501,10 @@ impl Store {
 mod tests {
     use super::*;
 
-    fn dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("sim-store-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        dir
+    fn state_file() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        (dir, path)
     }
 
     fn started(path: &Path) -> Log {
@@ -523,7 +522,7 @@ mod tests {
 
     #[test]
     fn a_failed_append_leaves_nothing_behind() {
-        let path = dir("append").join("state.json");
+        let (_dir, path) = state_file();
         let mut log = started(&path);
         log.append(b"{\"n\":1}", b"").unwrap();
         let faults = log.faults.clone();
@@ -544,7 +543,7 @@ mod tests {
 
     #[test]
     fn an_emptied_or_garbled_log_is_refused_and_recover_keeps_the_snapshot() {
-        let path = dir("emptied").join("state.json");
+        let (_dir, path) = state_file();
         let mut log = started(&path);
         log.append(b"{\"n\":1}", b"").unwrap();
         drop(log);
@@ -565,7 +564,7 @@ mod tests {
 
     #[test]
     fn a_missing_log_behind_a_counted_snapshot_is_refused() {
-        let path = dir("missing").join("state.json");
+        let (_dir, path) = state_file();
         fs::write(&path, b"{\"seq\":5}").unwrap();
         let Err(e) = open(&path, false, |_| Some(5)) else {
             panic!("a missing log is refused");
@@ -577,7 +576,7 @@ mod tests {
 
     #[test]
     fn damage_in_the_middle_names_the_byte() {
-        let path = dir("middle").join("state.json");
+        let (_dir, path) = state_file();
         let mut log = started(&path);
         for n in 0..3 {
             log.append(format!("{{\"n\":{n}}}").as_bytes(), b"")

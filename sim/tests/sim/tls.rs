@@ -5,7 +5,6 @@ use std::{
     io::{BufRead, BufReader, Write as _},
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
-    sync::atomic::{AtomicUsize, Ordering},
     time::Duration,
 };
 
@@ -459,38 +458,21 @@ fn first_line(child: &mut Child) -> String {
     line.trim_end().to_string()
 }
 
-/// A directory of its own under the system's temporary directory, removed when dropped.
-struct TempDir(PathBuf);
+/// A temporary directory the tests write their PEM files into, removed when dropped.
+struct TempDir(tempfile::TempDir);
 
 impl TempDir {
     fn new() -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .subsec_nanos();
-        let path = std::env::temp_dir().join(format!(
-            "licensing-sim-tls-{}-{}-{nanos}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&path).unwrap();
-        Self(path)
+        Self(tempfile::tempdir().unwrap())
     }
 
     fn path(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 
     fn write(&self, name: &str, contents: &str) -> PathBuf {
-        let path = self.0.join(name);
+        let path = self.path().join(name);
         std::fs::write(&path, contents).unwrap();
         path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
