@@ -138,12 +138,7 @@ async fn populated(env: &Env, name: &str) -> Enterprise {
     let alice = env.add_member(&ent, "alice").await;
     let bob = env.add_member(&ent, "bob").await;
     env.add_member(&ent, "carol").await;
-    env.member
-        .delete_member()
-        .enterprise_global_id(&ent.global_id)
-        .member_global_id(&bob)
-        .await
-        .expect("deleteMember");
+    env.delete_member(&ent, &bob).await.expect("deleteMember");
     env.assign(&alice, &nums[..1]).await;
     let asset_id = env.asset_id(&ent, &nums[0]).await;
     env.member
@@ -411,11 +406,8 @@ async fn reset_enterprise_removes_one_enterprise_and_nothing_else() {
     let globex = populated(&env, "Globex").await;
     let globex_before = seen(&env, &globex).await;
     let acme_assets: Vec<String> = env
-        .member
-        .list_asset_nums()
-        .enterprise_global_id(&acme.global_id)
+        .assets(&acme)
         .await
-        .unwrap()
         .into_iter()
         .map(|a| a.asset_num)
         .collect();
@@ -456,11 +448,11 @@ async fn reset_enterprise_removes_one_enterprise_and_nothing_else() {
 }
 
 /// A fresh directory for state files.
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("licensing-sim-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("licensing-sim-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// A simulator on a state file, with clients.
@@ -480,7 +472,7 @@ async fn stop(env: Env) {
 #[tokio::test]
 async fn a_state_file_keeps_every_change_across_restarts() {
     let dir = temp_dir("restart");
-    let path = dir.join("state.json");
+    let path = dir.path().join("state.json");
     let env = on_file(&path).await;
     env.sim.clock().freeze();
     env.sim.clock().set(T0);
@@ -495,7 +487,7 @@ async fn a_state_file_keeps_every_change_across_restarts() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
-        for file in [path.clone(), dir.join("state.json.log")] {
+        for file in [path.clone(), dir.path().join("state.json.log")] {
             let mode = std::fs::metadata(&file).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600, "{}", file.display());
         }
@@ -539,13 +531,13 @@ async fn a_state_file_keeps_every_change_across_restarts() {
     .await;
     assert_eq!(env.allocate(1).await, ["8000000001"]);
     stop(env).await;
-    std::fs::remove_dir_all(dir).unwrap();
+    dir.close().unwrap();
 }
 
 #[tokio::test]
 async fn replay_runs_calls_with_the_limits_they_ran_with() {
     let dir = temp_dir("limits");
-    let path = dir.join("state.json");
+    let path = dir.path().join("state.json");
     let env =
         support::start_with(Simulator::builder().state_file(&path).trial_member_limit(2)).await;
     let ent = env.enterprise("Acme").await;
@@ -569,13 +561,13 @@ async fn replay_runs_calls_with_the_limits_they_ran_with() {
     assert_eq!(env.export_state(), before);
     env.add_member(&ent, "a3").await;
     stop(env).await;
-    std::fs::remove_dir_all(dir).unwrap();
+    dir.close().unwrap();
 }
 
 #[tokio::test]
 async fn a_compacted_log_loses_nothing() {
     let dir = temp_dir("compact");
-    let path = dir.join("state.json");
+    let path = dir.path().join("state.json");
     // Compact whenever the log outgrows the snapshot.
     let builder = || Simulator::builder().state_file(&path).state_log_limit(0);
     let env = support::start_with(builder()).await;
@@ -583,7 +575,9 @@ async fn a_compacted_log_loses_nothing() {
     for i in 0..40 {
         env.add_member(&ent, &format!("m{i}")).await;
     }
-    let log = std::fs::metadata(dir.join("state.json.log")).unwrap().len();
+    let log = std::fs::metadata(dir.path().join("state.json.log"))
+        .unwrap()
+        .len();
     let snapshot = std::fs::metadata(&path).unwrap().len();
     assert!(
         log <= snapshot + 4096,
@@ -594,7 +588,7 @@ async fn a_compacted_log_loses_nothing() {
     let env = support::start_with(builder()).await;
     assert_eq!(env.export_state(), before);
     stop(env).await;
-    std::fs::remove_dir_all(dir).unwrap();
+    dir.close().unwrap();
 }
 
 /// A seed and the admin API's changes are logged like requests: a restart replays them,
@@ -602,7 +596,7 @@ async fn a_compacted_log_loses_nothing() {
 #[tokio::test]
 async fn seeds_and_admin_changes_survive_a_restart() {
     let dir = temp_dir("seeded");
-    let path = dir.join("state.json");
+    let path = dir.path().join("state.json");
     let demo = || licensing_sim::admin::builtin_seed("demo").unwrap();
     let env = support::start_with(Simulator::builder().state_file(&path).seed(demo())).await;
     let admin = env.sim.admin();
@@ -622,5 +616,5 @@ async fn seeds_and_admin_changes_survive_a_restart() {
     assert_eq!(env.export_state(), before, "replayed, not seeded twice");
     assert_eq!(env.sim.clock().now_ms(), T0);
     stop(env).await;
-    std::fs::remove_dir_all(dir).unwrap();
+    dir.close().unwrap();
 }

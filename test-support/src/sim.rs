@@ -6,6 +6,7 @@ use std::num::NonZeroU32;
 
 use licensing_sdk::{
     Error, ErrorCode, RetryPolicy, member,
+    member::types as mt,
     operations::{self, Service},
     order,
     order::types as ot,
@@ -26,6 +27,14 @@ pub struct Env {
 
 pub async fn start() -> Env {
     start_with(Simulator::builder()).await
+}
+
+/// A simulator with one enterprise set up by [`Env::enterprise`]: what most tests of the
+/// operations start from.
+pub async fn with_enterprise(name: &str) -> (Env, Enterprise) {
+    let env = start().await;
+    let ent = env.enterprise(name).await;
+    (env, ent)
 }
 
 pub async fn start_with(builder: SimulatorBuilder) -> Env {
@@ -186,10 +195,11 @@ impl Env {
             .member
             .add_members()
             .enterprise_global_id(&ent.global_id)
-            .body(
-                licensing_sdk::member::types::AddMembersRequest::builder()
-                    .user_list(vec![new_member(user_name, "Secret-123", user_name)]),
-            )
+            .body(mt::AddMembersRequest::builder().user_list(vec![new_member(
+                user_name,
+                "Secret-123",
+                user_name,
+            )]))
             .await
             .expect("addMembers");
         result.succeeded[0].global_id.clone()
@@ -197,15 +207,61 @@ impl Env {
 
     /// The asset id of an asset number, from the member center's list.
     pub async fn asset_id(&self, ent: &Enterprise, num: &str) -> String {
+        self.assets(ent)
+            .await
+            .into_iter()
+            .find(|a| a.asset_num == num)
+            .unwrap_or_else(|| panic!("asset {num} listed"))
+            .asset_id
+    }
+
+    /// The enterprise's assets, as the member center lists them (`listAssetNums`).
+    pub async fn assets(&self, ent: &Enterprise) -> Vec<mt::EnterpriseAsset> {
         self.member
             .list_asset_nums()
             .enterprise_global_id(&ent.global_id)
             .await
             .expect("listAssetNums")
-            .into_iter()
-            .find(|a| a.asset_num == num)
-            .unwrap_or_else(|| panic!("asset {num} listed"))
-            .asset_id
+    }
+
+    /// The products and packages under an asset (`listAssetProducts`).
+    pub async fn products(&self, asset_id: &str) -> mt::AssetProducts {
+        self.member
+            .list_asset_products()
+            .asset_id(asset_id)
+            .await
+            .expect("listAssetProducts")
+    }
+
+    /// The enterprise's lent locks (`listLentLocks`).
+    pub async fn lent_locks(&self, ent: &Enterprise) -> Vec<mt::LentLock> {
+        self.member
+            .list_lent_locks()
+            .enterprise_global_id(&ent.global_id)
+            .await
+            .expect("listLentLocks")
+    }
+
+    /// Page `page` of the enterprise's employees, ten a page: a `listMembers` call a test
+    /// may narrow further before awaiting it.
+    pub fn members(&self, ent: &Enterprise, page: u32) -> member::builder::ListMembers<'_> {
+        self.member
+            .list_members()
+            .enterprise_global_id(&ent.global_id)
+            .page_num(page)
+            .page_size(10u32)
+    }
+
+    /// A `deleteMember` call for one of the enterprise's employees.
+    pub fn delete_member(
+        &self,
+        ent: &Enterprise,
+        member: &str,
+    ) -> member::builder::DeleteMember<'_> {
+        self.member
+            .delete_member()
+            .enterprise_global_id(&ent.global_id)
+            .member_global_id(member)
     }
 
     /// Assigns asset numbers to an employee.
@@ -214,7 +270,7 @@ impl Env {
             .configure_member_assets()
             .member_global_id(member)
             .body(
-                licensing_sdk::member::types::ConfigureAssetsRequest::builder()
+                mt::ConfigureAssetsRequest::builder()
                     .delete_assets(Vec::<String>::new())
                     .add_assets(nums.to_vec()),
             )
@@ -335,12 +391,8 @@ pub struct Enterprise {
 }
 
 /// An employee to add.
-pub fn new_member(
-    user_name: &str,
-    password: &str,
-    name: &str,
-) -> licensing_sdk::member::types::NewMember {
-    licensing_sdk::member::types::NewMember::builder()
+pub fn new_member(user_name: &str, password: &str, name: &str) -> mt::NewMember {
+    mt::NewMember::builder()
         .user_name(user_name)
         .password(password)
         .name(name)

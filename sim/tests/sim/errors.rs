@@ -4,6 +4,7 @@
 
 use crate::support::{
     Enterprise, Env, code_of, new_buy, new_member, path, product, start, start_with,
+    with_enterprise,
 };
 use licensing_sdk::{Error, ErrorCode, member::types as mt, order::types as ot};
 use licensing_sim::{FaultSettings, Simulator};
@@ -103,8 +104,7 @@ async fn lending(env: &Env, name: &str) -> Lending {
 
 #[tokio::test]
 async fn code_13004_parameter_validation_failed() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     // The same channel customer bound twice.
     let rebind = env
         .order
@@ -215,8 +215,7 @@ async fn code_70001_security_check_failed() {
 /// deleted employee's account can be taken again.
 #[tokio::test]
 async fn an_account_is_unique_within_its_enterprise_only() {
-    let env = start().await;
-    let acme = env.enterprise("Acme").await;
+    let (env, acme) = with_enterprise("Acme").await;
     let globex = env.enterprise("Globex").await;
     let acme_alice = env.add_member(&acme, "alice").await;
     let globex_alice = env.add_member(&globex, "Alice").await;
@@ -230,12 +229,7 @@ async fn an_account_is_unique_within_its_enterprise_only() {
         .await;
         assert_eq!(code_of(again), ErrorCode::UserCenterException);
     }
-    env.member
-        .delete_member()
-        .enterprise_global_id(&acme.global_id)
-        .member_global_id(&acme_alice)
-        .await
-        .unwrap();
+    env.delete_member(&acme, &acme_alice).await.unwrap();
     let taken_again = env.add_member(&acme, "alice").await;
     assert_ne!(taken_again, acme_alice);
     let still = add(
@@ -272,8 +266,7 @@ async fn an_account_is_unique_within_its_enterprise_only() {
 
 #[tokio::test]
 async fn code_80001_user_center_exception() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     // Deterministically: the user center refuses an account it already has.
     env.add_member(&ent, "alice").await;
     let duplicate = add(
@@ -285,13 +278,7 @@ async fn code_80001_user_center_exception() {
     assert_eq!(code_of(duplicate), ErrorCode::UserCenterException);
     // And by fault injection, on the operations the document lists it for.
     env.sim.faults().set_rate_80001(1.0);
-    let listed = env
-        .member
-        .list_members()
-        .enterprise_global_id(&ent.global_id)
-        .page_num(1u32)
-        .page_size(10u32)
-        .await;
+    let listed = env.members(&ent, 1).await;
     assert_eq!(code_of(listed), ErrorCode::UserCenterException);
     let not_listed = env
         .member
@@ -308,8 +295,7 @@ async fn code_80001_user_center_exception() {
 
 #[tokio::test]
 async fn code_60002_user_not_found() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let result = env
         .member
         .edit_member()
@@ -341,8 +327,7 @@ async fn code_40000_parameter_empty() {
 
 #[tokio::test]
 async fn code_40021_employee_list_empty() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let raw = env
         .raw(
             "POST",
@@ -355,8 +340,7 @@ async fn code_40021_employee_list_empty() {
 
 #[tokio::test]
 async fn code_60013_too_many_employees() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let users: Vec<_> = (0..101)
         .map(|i| json!({ "userName": format!("u{i}"), "password": "Secret-123", "name": "U" }))
         .collect();
@@ -372,8 +356,7 @@ async fn code_60013_too_many_employees() {
 
 #[tokio::test]
 async fn code_40008_account_empty() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let raw = add_raw(
         &env,
         &ent,
@@ -385,8 +368,7 @@ async fn code_40008_account_empty() {
 
 #[tokio::test]
 async fn code_40001_password_empty() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let raw = add_raw(
         &env,
         &ent,
@@ -398,8 +380,7 @@ async fn code_40001_password_empty() {
 
 #[tokio::test]
 async fn code_40009_group_id_empty() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let mut alice = new_member("alice", "Secret-123", "Alice");
     alice.department_id = Some(0);
     let result = add(&env, &ent.global_id, vec![alice]).await;
@@ -408,8 +389,7 @@ async fn code_40009_group_id_empty() {
 
 #[tokio::test]
 async fn code_40022_name_empty() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let raw = add_raw(
         &env,
         &ent,
@@ -447,8 +427,7 @@ async fn code_50003_password_length() {
 
 #[tokio::test]
 async fn code_30002_name_too_long() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let raw = add_raw(
         &env,
         &ent,
@@ -469,8 +448,7 @@ async fn code_30002_name_too_long() {
 
 #[tokio::test]
 async fn code_30003_remark_too_long() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let raw = add_raw(
         &env,
         &ent,
@@ -482,8 +460,7 @@ async fn code_30003_remark_too_long() {
 
 #[tokio::test]
 async fn code_10003_account_not_alphanumeric() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let raw = add_raw(
         &env,
         &ent,
@@ -495,8 +472,7 @@ async fn code_10003_account_not_alphanumeric() {
 
 #[tokio::test]
 async fn code_10004_invalid_mobile_number() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let mut alice = new_member("alice", "Secret-123", "Alice");
     alice.password_mobile = Some("12ab".into());
     let result = add(&env, &ent.global_id, vec![alice]).await;
@@ -538,8 +514,7 @@ async fn code_60009_trial_member_limit() {
 
 #[tokio::test]
 async fn code_60027_partial_add_failure() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let result = add(
         &env,
         &ent.global_id,
@@ -586,8 +561,7 @@ async fn code_60017_not_bound_to_licensing_customer() {
 
 #[tokio::test]
 async fn code_60024_asset_number_not_found() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let products = env.member.list_asset_products().asset_id("A-404").await;
     assert_eq!(code_of(products), ErrorCode::AssetNumberNotFound);
     let result = configure(&env, &ent.members[0], &[], &["8000000404"]).await;
@@ -596,8 +570,7 @@ async fn code_60024_asset_number_not_found() {
 
 #[tokio::test]
 async fn code_60023_multiple_employees_matched() {
-    let env = start().await;
-    let acme = env.enterprise("Acme").await;
+    let (env, acme) = with_enterprise("Acme").await;
     let globex = env.enterprise("Globex").await;
     env.add_member(&acme, "alice").await;
     let globex_alice = env.add_member(&globex, "alice").await;
@@ -610,12 +583,7 @@ async fn code_60023_multiple_employees_matched() {
     configure(&env, "alice@globex", &[], &[&num[0]])
         .await
         .unwrap();
-    let assets = env
-        .member
-        .list_asset_nums()
-        .enterprise_global_id(&globex.global_id)
-        .await
-        .unwrap();
+    let assets = env.assets(&globex).await;
     assert_eq!(
         assets[0].cloud_account_global_id.as_deref(),
         Some(globex_alice.as_str())
@@ -624,8 +592,7 @@ async fn code_60023_multiple_employees_matched() {
 
 #[tokio::test]
 async fn code_60025_asset_number_wrong_customer() {
-    let env = start().await;
-    let acme = env.enterprise("Acme").await;
+    let (env, acme) = with_enterprise("Acme").await;
     let globex = env.enterprise("Globex").await;
     let num = env.allocate(1).await;
     env.buy(&globex, "normal_recover_usbkey", &num, "cad", 1)
@@ -645,8 +612,7 @@ async fn code_60026_no_employee_matched() {
 
 #[tokio::test]
 async fn code_60028_asset_number_configured_twice() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let num = env.allocate(1).await;
     env.buy(&ent, "normal_recover_usbkey", &num, "cad", 1).await;
     let result = configure(&env, &ent.members[0], &[&num[0]], &[&num[0]]).await;

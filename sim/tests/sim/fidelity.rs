@@ -63,8 +63,7 @@ async fn product_uris(env: &Env, ent: &Enterprise, num: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn delete_asset_orders_need_only_identifying_fields() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let nums = env.allocate(2).await;
     let bought = env
         .buy(&ent, "normal_recover_usbkey", &nums, "base", 1)
@@ -108,19 +107,13 @@ async fn delete_asset_orders_need_only_identifying_fields() {
         )
         .await
         .expect("the delete_asset order is accepted");
-    let left = env
-        .member
-        .list_asset_nums()
-        .enterprise_global_id(&ent.global_id)
-        .await
-        .unwrap();
+    let left = env.assets(&ent).await;
     assert!(left.is_empty(), "both assets revoked: {left:?}");
 }
 
 #[tokio::test]
 async fn delete_product_entries_carry_the_six_documented_fields() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let nums = env.allocate(1).await;
     let bought = env
         .order(new_buy(
@@ -156,8 +149,7 @@ async fn delete_product_entries_carry_the_six_documented_fields() {
 /// although its node count differs; with `true` the same entry matches nothing.
 #[tokio::test]
 async fn omitted_strict_match_is_false() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let nums = env.allocate(1).await;
     let mut full = product("base", 1);
     full.as_object_mut()
@@ -197,8 +189,7 @@ async fn omitted_strict_match_is_false() {
 
 #[tokio::test]
 async fn order_shapes_are_enforced_with_the_field_named() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let nums = env.allocate(1).await;
     let bought = env
         .buy(&ent, "normal_recover_usbkey", &nums, "base", 1)
@@ -279,8 +270,7 @@ async fn order_shapes_are_enforced_with_the_field_named() {
 /// `null` for an optional field is the field left out, in both services.
 #[tokio::test]
 async fn null_optionals_are_absent() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let nums = env.allocate(1).await;
     let mut p = product("base", 1);
     for field in [
@@ -327,8 +317,7 @@ async fn null_optionals_are_absent() {
 /// An empty list is `data: []` on a success; an error reply has no `data`.
 #[tokio::test]
 async fn empty_lists_are_empty_arrays() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     for (id, params) in [
         ("listVirtualAssets", vec![ent.global_id.as_str()]),
         ("listAssetNums", vec![ent.global_id.as_str()]),
@@ -367,8 +356,7 @@ async fn empty_lists_are_empty_arrays() {
 /// nothing. The member center requires it only with a body, so its reads still answer.
 #[tokio::test]
 async fn content_type_is_required_on_every_order_service_operation() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let before = env.sim.export_state();
     let mut checked = 0;
     for op in licensing_sdk::operations::ALL {
@@ -437,8 +425,7 @@ async fn content_type_is_required_on_every_order_service_operation() {
 /// nests, and the batch changes nothing.
 #[tokio::test]
 async fn a_refused_product_is_named_by_its_place_however_deep() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let nums = env.allocate(2).await;
     let package = |num: &str, children: Value, products: Value| {
         json!({

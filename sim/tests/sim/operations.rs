@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use crate::support::{
     Enterprise, Env, batch, code_of, license_order, new_buy, new_member, product, start,
+    with_enterprise,
 };
 use futures_util::TryStreamExt as _;
 use licensing_sdk::{
@@ -226,8 +227,7 @@ async fn ten_thousand_concurrent_asset_numbers_are_unique_and_increasing() {
 
 #[tokio::test]
 async fn new_buy_creates_assets_products_and_nested_packages() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let nums = env.allocate(2).await;
     let package =
         |num: &str, name: &str, children: serde_json::Value, products: serde_json::Value| {
@@ -259,12 +259,7 @@ async fn new_buy_creates_assets_products_and_nested_packages() {
         .await;
     assert!(order_id.starts_with("LO-"));
 
-    let assets = env
-        .member
-        .list_asset_nums()
-        .enterprise_global_id(&ent.global_id)
-        .await
-        .unwrap();
+    let assets = env.assets(&ent).await;
     let listed: Vec<_> = assets.iter().map(|a| a.asset_num.clone()).collect();
     assert_eq!(listed, nums, "one asset per asset number");
     assert!(
@@ -273,12 +268,7 @@ async fn new_buy_creates_assets_products_and_nested_packages() {
             .all(|a| a.cloud_account_global_id.is_none() && !a.borrowed_flag)
     );
 
-    let products = env
-        .member
-        .list_asset_products()
-        .asset_id(&assets[0].asset_id)
-        .await
-        .unwrap();
+    let products = env.products(&assets[0].asset_id).await;
     assert_eq!(products.product_instance_list.len(), 1);
     let base = &products.product_instance_list[0];
     assert_eq!(base.product_uri, "base");
@@ -308,8 +298,7 @@ async fn new_buy_creates_assets_products_and_nested_packages() {
 
 #[tokio::test]
 async fn async_batches_are_applied_before_the_reply() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let nums = env.allocate(1).await;
     let mut request = batch(vec![new_buy(
         &ent,
@@ -326,12 +315,7 @@ async fn async_batches_are_applied_before_the_reply() {
         .unwrap();
     assert_eq!(result[0].sequence, 1);
     assert_eq!(result[0].customer_id, ent.customer_id);
-    let assets = env
-        .member
-        .list_asset_nums()
-        .enterprise_global_id(&ent.global_id)
-        .await
-        .unwrap();
+    let assets = env.assets(&ent).await;
     assert_eq!(assets.len(), 1);
 }
 
@@ -340,8 +324,7 @@ async fn async_batches_are_applied_before_the_reply() {
 #[tokio::test]
 async fn a_batch_too_large_for_the_worker_is_applied_or_refused_whole() {
     const OFFLOADED: usize = 256 * 1024;
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let nums = env.allocate(600).await;
     let orders = |nums: &[String]| -> Vec<serde_json::Value> {
         nums.iter()
@@ -366,14 +349,7 @@ async fn a_batch_too_large_for_the_worker_is_applied_or_refused_whole() {
         code_of(env.order.batch_order().app_key("app").body(refused).await),
         ErrorCode::ParameterValidationFailed
     );
-    let listed = || async {
-        env.member
-            .list_asset_nums()
-            .enterprise_global_id(&ent.global_id)
-            .await
-            .unwrap()
-            .len()
-    };
+    let listed = || async { env.assets(&ent).await.len() };
     assert_eq!(listed().await, 0, "a refused batch leaves nothing behind");
 
     let whole = batch(orders(&nums));
@@ -397,8 +373,7 @@ async fn a_batch_too_large_for_the_worker_is_applied_or_refused_whole() {
 
 #[tokio::test]
 async fn virtual_assets_are_the_cloud_licenses_filtered_by_extend_code() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let nums = env.allocate(3).await;
     let first = env
         .buy(&ent, "normal_recover_usbkey", &nums[..1], "base", 1)
@@ -454,8 +429,7 @@ async fn virtual_assets_are_the_cloud_licenses_filtered_by_extend_code() {
 
 #[tokio::test]
 async fn delete_asset_revokes_for_good() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let nums = env.allocate(2).await;
     let bought = env
         .buy(&ent, "normal_recover_usbkey", &nums, "base", 1)
@@ -469,12 +443,7 @@ async fn delete_asset_revokes_for_good() {
     revoke["srcLicenseOrderId"] = json!(bought);
     env.order(revoke).await;
 
-    let assets = env
-        .member
-        .list_asset_nums()
-        .enterprise_global_id(&ent.global_id)
-        .await
-        .unwrap();
+    let assets = env.assets(&ent).await;
     assert_eq!(assets.len(), 1);
     assert_eq!(assets[0].asset_num, nums[1]);
     assert_eq!(
@@ -501,8 +470,7 @@ async fn delete_asset_revokes_for_good() {
 
 #[tokio::test]
 async fn delete_product_matches_by_mnemonic_or_strictly_within_the_source_order() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let num = env.allocate(1).await;
     let first = env.buy(&ent, "normal_recover_usbkey", &num, "cad", 5).await;
     let second = env.buy(&ent, "normal_recover_usbkey", &num, "cad", 5).await;
@@ -511,12 +479,7 @@ async fn delete_product_matches_by_mnemonic_or_strictly_within_the_source_order(
         .await;
     let asset_id = env.asset_id(&ent, &num[0]).await;
     let uris = || async {
-        let products = env
-            .member
-            .list_asset_products()
-            .asset_id(&asset_id)
-            .await
-            .unwrap();
+        let products = env.products(&asset_id).await;
         products
             .product_instance_list
             .iter()
@@ -565,8 +528,7 @@ async fn delete_product_matches_by_mnemonic_or_strictly_within_the_source_order(
 
 #[tokio::test]
 async fn locks_change_only_for_refillable_and_big_customer_locks() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let nums = env.allocate(4).await;
     env.buy(&ent, "normal_recover_usbkey", &nums[..1], "base", 1)
         .await;
@@ -652,8 +614,7 @@ async fn lend_one_asset(env: &Env, ent: &Enterprise, lock: &str) -> (String, Str
 /// and the source asset no longer does.
 #[tokio::test]
 async fn lending_moves_the_product_rights() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let lock_num = env.allocate(1).await.remove(0);
     let uris = |products: &mt::AssetProducts| -> Vec<String> {
         let mut uris: Vec<String> = products
@@ -666,31 +627,20 @@ async fn lending_moves_the_product_rights() {
     };
     let (lock, _member, source) = lend_one_asset(&env, &ent, &lock_num).await;
     let lock_id = env.asset_id(&ent, &lock).await;
-    let on_lock = env
-        .member
-        .list_asset_products()
-        .asset_id(&lock_id)
-        .await
-        .unwrap();
+    let on_lock = env.products(&lock_id).await;
     assert_eq!(
         uris(&on_lock),
         ["cad", "lock"],
         "the lock's own and the lent product"
     );
-    let on_source = env
-        .member
-        .list_asset_products()
-        .asset_id(&source)
-        .await
-        .unwrap();
+    let on_source = env.products(&source).await;
     assert!(uris(&on_source).is_empty(), "{on_source:?}");
     assert!(on_source.children.is_empty());
 }
 
 #[tokio::test]
 async fn employees_add_edit_reset_delete() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let mut alice = new_member("alice", "Initial-Pass-1", "Alice");
     alice.department_id = Some(10);
     alice.password_mobile = Some("13800000001".into());
@@ -741,15 +691,7 @@ async fn employees_add_edit_reset_delete() {
         .await
         .unwrap();
 
-    let page = env
-        .member
-        .list_members()
-        .enterprise_global_id(&ent.global_id)
-        .page_num(1u32)
-        .page_size(10u32)
-        .department_id(11)
-        .await
-        .unwrap();
+    let page = env.members(&ent, 1).department_id(11).await.unwrap();
     assert_eq!(page.total, 1);
     let listed = &page.list[0];
     assert_eq!(
@@ -759,39 +701,14 @@ async fn employees_add_edit_reset_delete() {
     assert_eq!(listed.password_mobile, "13800000001");
     assert_eq!(listed.department_id, 11);
 
-    let by_keyword = env
-        .member
-        .list_members()
-        .enterprise_global_id(&ent.global_id)
-        .page_num(1u32)
-        .page_size(10u32)
-        .keyword("BOB")
-        .await
-        .unwrap();
+    let by_keyword = env.members(&ent, 1).keyword("BOB").await.unwrap();
     assert_eq!(by_keyword.list.len(), 1);
     assert_eq!(by_keyword.list[0].global_id, bob_id);
 
-    env.member
-        .delete_member()
-        .enterprise_global_id(&ent.global_id)
-        .member_global_id(&bob_id)
-        .await
-        .unwrap();
-    let again = env
-        .member
-        .delete_member()
-        .enterprise_global_id(&ent.global_id)
-        .member_global_id(&bob_id)
-        .await;
+    env.delete_member(&ent, &bob_id).await.unwrap();
+    let again = env.delete_member(&ent, &bob_id).await;
     assert_eq!(code_of(again), ErrorCode::UserNotFound);
-    let everyone = env
-        .member
-        .list_members()
-        .enterprise_global_id(&ent.global_id)
-        .page_num(1u32)
-        .page_size(10u32)
-        .await
-        .unwrap();
+    let everyone = env.members(&ent, 1).await.unwrap();
     assert_eq!(
         everyone.total, 3,
         "alice and the two created with the enterprise"
@@ -800,8 +717,7 @@ async fn employees_add_edit_reset_delete() {
 
 #[tokio::test]
 async fn member_pages_follow_page_helper_and_stream() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let users: Vec<_> = (0..25)
         .map(|i| new_member(&format!("user{i:02}"), "Secret-123", &format!("User {i}")))
         .collect();
@@ -812,14 +728,7 @@ async fn member_pages_follow_page_helper_and_stream() {
         .await
         .unwrap();
     // 27 employees: the administrator, the cloud employee and 25 users.
-    let page = env
-        .member
-        .list_members()
-        .enterprise_global_id(&ent.global_id)
-        .page_num(2u32)
-        .page_size(10u32)
-        .await
-        .unwrap();
+    let page = env.members(&ent, 2).await.unwrap();
     assert_eq!((page.page_num, page.page_size, page.size), (2, 10, 10));
     assert_eq!(
         (page.start_row, page.end_row, page.total, page.pages),
@@ -846,21 +755,13 @@ async fn member_pages_follow_page_helper_and_stream() {
     let ids: HashSet<_> = streamed.iter().map(|m| m.global_id.clone()).collect();
     assert_eq!(ids.len(), 27);
 
-    let past = env
-        .member
-        .list_members()
-        .enterprise_global_id(&ent.global_id)
-        .page_num(9u32)
-        .page_size(10u32)
-        .await
-        .unwrap();
+    let past = env.members(&ent, 9).await.unwrap();
     assert!(past.list.is_empty() && !past.has_next_page);
 }
 
 #[tokio::test]
 async fn assets_are_assigned_and_lent() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     let nums = env.allocate(3).await;
     env.order(new_buy(
         &ent,
@@ -884,12 +785,7 @@ async fn assets_are_assigned_and_lent() {
         )
         .await
         .unwrap();
-    let assets = env
-        .member
-        .list_asset_nums()
-        .enterprise_global_id(&ent.global_id)
-        .await
-        .unwrap();
+    let assets = env.assets(&ent).await;
     let holder = |num: &str| {
         assets
             .iter()
@@ -913,12 +809,7 @@ async fn assets_are_assigned_and_lent() {
         .await
         .unwrap();
 
-    let locks = env
-        .member
-        .list_lent_locks()
-        .enterprise_global_id(&ent.global_id)
-        .await
-        .unwrap();
+    let locks = env.lent_locks(&ent).await;
     assert_eq!(locks.len(), 1);
     assert_eq!(locks[0].asset_num, nums[0]);
     assert!(locks[0].borrowed_flag);
@@ -927,40 +818,17 @@ async fn assets_are_assigned_and_lent() {
         Some(alice.as_str())
     );
 
-    let assets = env
-        .member
-        .list_asset_nums()
-        .enterprise_global_id(&ent.global_id)
-        .await
-        .unwrap();
+    let assets = env.assets(&ent).await;
     let lent = assets.iter().find(|a| a.asset_num == nums[1]).unwrap();
     assert!(lent.borrowed_flag);
 
-    let page = env
-        .member
-        .list_members()
-        .enterprise_global_id(&ent.global_id)
-        .page_num(1u32)
-        .page_size(10u32)
-        .keyword("alice")
-        .await
-        .unwrap();
+    let page = env.members(&ent, 1).keyword("alice").await.unwrap();
     assert_eq!(page.list[0].asset_nums, [nums[1].clone()]);
     assert_eq!(page.list[0].borrow_num, nums[0]);
 
     // Deleting the employee ends the loan and frees its assets.
-    env.member
-        .delete_member()
-        .enterprise_global_id(&ent.global_id)
-        .member_global_id(&alice)
-        .await
-        .unwrap();
-    let locks = env
-        .member
-        .list_lent_locks()
-        .enterprise_global_id(&ent.global_id)
-        .await
-        .unwrap();
+    env.delete_member(&ent, &alice).await.unwrap();
+    let locks = env.lent_locks(&ent).await;
     assert!(!locks[0].borrowed_flag);
     assert_eq!(locks[0].cloud_account_global_id, None);
 }

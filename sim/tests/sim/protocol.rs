@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{code_of, path, start, start_with};
+use crate::support::{code_of, path, start, start_with, with_enterprise};
 use licensing_sdk::{ErrorCode, order, order::types as ot};
 use licensing_sim::{FaultSettings, Simulator};
 use serde_json::json;
@@ -76,8 +76,7 @@ async fn undocumented_methods_and_paths_are_left_to_http() {
 
 #[tokio::test]
 async fn path_parameters_are_percent_decoded_and_undecodable_ones_answered_in_the_envelope() {
-    let env = start().await;
-    let ent = env.enterprise("Acme").await;
+    let (env, ent) = with_enterprise("Acme").await;
     // The enterprise's id with every byte percent-encoded names the same enterprise.
     let encoded: String = ent.global_id.bytes().map(|b| format!("%{b:02X}")).collect();
     let ok = env
