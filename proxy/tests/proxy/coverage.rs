@@ -52,9 +52,9 @@ async fn the_recording_and_the_journal_of_a_session_cover_the_same() {
         .into_inner();
     let journal = serde_json::to_value(&journal).unwrap();
 
-    let dir = support::TempDir::new("coverage");
-    let har_file = dir.0.join("session.har");
-    let journal_file = dir.0.join("journal.json");
+    let dir = support::temp_dir("coverage");
+    let har_file = dir.path().join("session.har");
+    let journal_file = dir.path().join("journal.json");
     std::fs::write(&har_file, har.to_string()).unwrap();
     std::fs::write(&journal_file, journal.to_string()).unwrap();
     let catalogue = Catalogue::documents().unwrap();

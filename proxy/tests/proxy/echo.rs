@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::{
     raw::{self, Reply},
-    support::TempDir,
+    support::temp_dir,
 };
 
 const APP_TOKEN: &str = "app-token-echo-71";
@@ -49,9 +49,9 @@ async fn credentials_echoed_by_the_upstream_are_kept_nowhere() {
         }
     })
     .await;
-    let dir = TempDir::new("echo");
-    let report = dir.0.join("report.jsonl");
-    let record = dir.0.join("recording.har");
+    let dir = temp_dir("echo");
+    let report = dir.path().join("report.jsonl");
+    let record = dir.path().join("recording.har");
     let mut child = Command::new(env!("CARGO_BIN_EXE_licensing-proxy"))
         .args(["--addr", "127.0.0.1:0", "--upstream", &stub.url])
         .arg("--report")

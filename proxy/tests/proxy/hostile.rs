@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::{
     raw::{self, Reply},
-    support::{self, TempDir},
+    support::{self, temp_dir},
 };
 
 async fn status(base: &str, method: Method, path: &str, headers: &[(&str, &str)]) -> StatusCode {
@@ -201,8 +201,8 @@ async fn report_and_replay_show_what_the_traffic_put_in_a_key_escaped() {
     let mut reply: Value = serde_json::from_str(text).unwrap();
     reply[KEY] = json!(1);
     entries[1]["response"]["content"]["text"] = reply.to_string().into();
-    let dir = TempDir::new("forged");
-    let file = dir.0.join("forged.har");
+    let dir = temp_dir("forged");
+    let file = dir.path().join("forged.har");
     std::fs::write(&file, har.to_string()).unwrap();
     let binary = |args: Vec<String>| {
         let file = file.clone();
@@ -266,8 +266,8 @@ async fn a_replay_repeats_no_write_unless_told_to() {
         Some(json!({"password": "Secret-Pass-9"})),
     )
     .await;
-    let dir = TempDir::new("writes");
-    let file = dir.0.join("writes.har");
+    let dir = temp_dir("writes");
+    let file = dir.path().join("writes.har");
     std::fs::write(&file, env.proxy.recording().stop().to_string()).unwrap();
     assert_eq!(
         tools::recorded_writes(&file).unwrap(),

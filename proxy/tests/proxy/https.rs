@@ -5,7 +5,7 @@ use licensing_proxy::Proxy;
 use licensing_sim::{Simulator, TlsConfig};
 use licensing_test_support::pki::Pki;
 
-use super::support::{self, TempDir};
+use super::support::{self, temp_dir};
 
 #[tokio::test]
 async fn an_https_upstream_is_trusted_through_the_ca_file_only() {
@@ -14,10 +14,10 @@ async fn an_https_upstream_is_trusted_through_the_ca_file_only() {
     let sim = Simulator::builder().tls(tls).start().await.unwrap();
     let upstream = sim.url().replace("127.0.0.1", "localhost");
     assert!(upstream.starts_with("https://"));
-    let dir = TempDir::new("https");
-    let ca = dir.0.join("ca.pem");
+    let dir = temp_dir("https");
+    let ca = dir.path().join("ca.pem");
     std::fs::write(&ca, &pki.ca).unwrap();
-    let report = dir.0.join("report.jsonl");
+    let report = dir.path().join("report.jsonl");
     let trusted = Proxy::builder(&upstream)
         .ca_file(&ca)
         .report(&report)
@@ -54,7 +54,7 @@ async fn an_https_upstream_is_trusted_through_the_ca_file_only() {
         "{message}"
     );
 
-    let not_pem = dir.0.join("not.pem");
+    let not_pem = dir.path().join("not.pem");
     std::fs::write(&not_pem, "hello").unwrap();
     let e = Proxy::builder(&upstream)
         .ca_file(&not_pem)

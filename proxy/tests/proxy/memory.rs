@@ -13,7 +13,7 @@ use licensing_sim::{DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN}
 
 use super::{
     raw::{self, Reply},
-    support::{TempDir, read_report},
+    support::{read_report, temp_dir},
 };
 
 const MIB: usize = 1024 * 1024;
@@ -102,8 +102,8 @@ async fn a_large_body_is_checked_within_four_times_its_size() {
         }
     })
     .await;
-    let dir = TempDir::new("memory");
-    let report = dir.0.join("report.jsonl");
+    let dir = temp_dir("memory");
+    let report = dir.path().join("report.jsonl");
     let proxy = Running::start(&[
         "--upstream",
         &stub.url,

@@ -48,8 +48,8 @@ async fn a_seed_from_a_recording_answers_its_reads_the_same_way() {
     }
     let har = env.proxy.recording().stop();
     assert_eq!(har["log"]["entries"].as_array().unwrap().len(), reads.len());
-    let dir = support::TempDir::new("replay");
-    let file = dir.0.join("reads.har");
+    let dir = support::temp_dir("replay");
+    let file = dir.path().join("reads.har");
     std::fs::write(&file, har.to_string()).unwrap();
 
     let seed = tools::seed_from_recording(&file).unwrap();
@@ -120,8 +120,8 @@ async fn the_report_names_each_rule_with_its_first_exchange() {
     let first = env.call("listLentLocks", &[&eg], &[], None).await;
     env.call("listLentLocks", &[&eg], &[], None).await;
     env.call("listAssetNums", &[&eg], &[], None).await;
-    let dir = support::TempDir::new("report");
-    let file = dir.0.join("r.har");
+    let dir = support::temp_dir("report");
+    let file = dir.path().join("r.har");
     std::fs::write(&file, env.proxy.recording().stop().to_string()).unwrap();
     let report = tools::report(&file).unwrap();
     let lent = &report.operations[0];

@@ -10,7 +10,7 @@ use std::{
 use licensing_sim::{DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN, Simulator};
 use serde_json::{Value, json};
 
-use super::support::{TempDir, read_report};
+use super::support::{read_report, temp_dir};
 
 const APP_KEY: &str = "app-key-7f3a91";
 const PASSWORD: &str = "Pass-word-55x";
@@ -18,9 +18,9 @@ const PASSWORD: &str = "Pass-word-55x";
 #[tokio::test]
 async fn no_secret_reaches_the_report_the_recording_or_the_logs() {
     let sim = Simulator::start().await.unwrap();
-    let dir = TempDir::new("secrets");
-    let report = dir.0.join("report.jsonl");
-    let record = dir.0.join("recording.har");
+    let dir = temp_dir("secrets");
+    let report = dir.path().join("report.jsonl");
+    let record = dir.path().join("recording.har");
     let mut child = Command::new(env!("CARGO_BIN_EXE_licensing-proxy"))
         .args(["--addr", "127.0.0.1:0", "--upstream", &sim.url()])
         .arg("--report")

@@ -6,7 +6,7 @@ use std::{
     process::{Child, Command, Stdio},
 };
 
-use super::support::{self, TempDir, read_report};
+use super::support::{self, read_report, temp_dir};
 
 const STUB: &str = r#"
 import json, sys
@@ -58,8 +58,8 @@ impl Drop for Stub {
     }
 }
 
-fn start_stub(dir: &TempDir) -> (Stub, String) {
-    let script = dir.0.join("stub.py");
+fn start_stub(dir: &tempfile::TempDir) -> (Stub, String) {
+    let script = dir.path().join("stub.py");
     std::fs::write(&script, STUB).unwrap();
     let mut child = Command::new("python3")
         .arg(&script)
@@ -76,9 +76,9 @@ fn start_stub(dir: &TempDir) -> (Stub, String) {
 
 #[tokio::test]
 async fn a_python_upstream_is_judged_by_the_documents_alone() {
-    let dir = TempDir::new("stub");
+    let dir = temp_dir("stub");
     let (_stub, url) = start_stub(&dir);
-    let report = dir.0.join("report.jsonl");
+    let report = dir.path().join("report.jsonl");
     let proxy = licensing_proxy::Proxy::builder(&url)
         .report(&report)
         .start()

@@ -18,27 +18,15 @@ pub struct Env {
     pub member: String,
     pub asset_id: String,
     http: reqwest::Client,
-    _dir: TempDir,
+    _dir: tempfile::TempDir,
 }
 
-/// A directory removed when dropped.
-pub struct TempDir(pub PathBuf);
-
-impl TempDir {
-    pub fn new(name: &str) -> Self {
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("licensing-proxy-{name}-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A temporary directory of its own, removed when dropped.
+pub fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("licensing-proxy-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 pub async fn start() -> Env {
@@ -56,8 +44,8 @@ pub async fn start_with(configure: impl FnOnce(ProxyBuilder) -> ProxyBuilder) ->
         .unwrap()
         .into_inner();
     let acme = &seeded.enterprises[0];
-    let dir = TempDir::new("env");
-    let report = dir.0.join("report.jsonl");
+    let dir = temp_dir("env");
+    let report = dir.path().join("report.jsonl");
     let proxy = configure(Proxy::builder(&sim.url()).report(&report))
         .start()
         .await
