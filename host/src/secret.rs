@@ -1,8 +1,15 @@
-//! Which names carry credentials: their values never reach the journal, the state file's
-//! log or an error.
+//! Which names carry credentials: their values never reach the simulator's journal, its
+//! state file's log, the proxy's recordings or an error.
 
-/// Whether a parameter or field name carries a secret: tokens, passwords, keys.
-pub(crate) fn is_secret(name: &str) -> bool {
+use serde_json::Value;
+
+/// What stands for a secret that is not shown (in the simulator's journal, a console, a
+/// recording).
+pub const REDACTED: &str = "[REDACTED]";
+
+/// Whether a parameter, header or field name carries a secret: it holds `password`,
+/// `token`, `secret`, `appKey` or `authorization`, in any case.
+pub fn is_secret(name: &str) -> bool {
     // Asked of every query parameter of every request (the journal's target, the state
     // log's query): compared in place, ignoring ASCII case, without a lowercased copy.
     // Each position is looked at once, by its letter: only a `p`, `t`, `s` or `a` can
@@ -20,6 +27,24 @@ pub(crate) fn is_secret(name: &str) -> bool {
         b'a' => at(i, b"appkey") || at(i, b"authorization"),
         _ => false,
     })
+}
+
+/// Replaces the value of every secret field ([`is_secret`]) of a JSON document, at any
+/// depth, by [`REDACTED`].
+pub fn redact(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if is_secret(key) {
+                    *v = Value::String(REDACTED.to_string());
+                } else {
+                    redact(v);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact),
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -77,5 +102,26 @@ mod tests {
         }
         assert!(names.iter().filter(|n| plain(n)).count() > 20);
         assert!(names.iter().filter(|n| !plain(n)).count() > 20);
+    }
+
+    /// Secret fields are replaced at any depth, in objects within arrays too; the others,
+    /// and the shape of the document, are kept.
+    #[test]
+    fn secret_fields_are_redacted_at_any_depth() {
+        let mut document = serde_json::json!({
+            "appKey": "k1",
+            "orders": [{"password": "p1", "count": 2}, {"nested": {"userToken": {"a": 1}}}],
+            "name": "token",
+        });
+        super::redact(&mut document);
+        assert_eq!(
+            document,
+            serde_json::json!({
+                "appKey": super::REDACTED,
+                "orders": [{"password": super::REDACTED, "count": 2},
+                           {"nested": {"userToken": super::REDACTED}}],
+                "name": "token",
+            })
+        );
     }
 }

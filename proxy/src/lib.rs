@@ -8,7 +8,7 @@
 //! redacted; behind the same admin checks and sessions as the simulator's console). The
 //! [`tools`] read recordings: a report per operation, a seed, a replay.
 //!
-//! It is served on the simulator's foundations ([`licensing_sim::host`]): its accept loop,
+//! It is served on the simulator's server layer ([`licensing_host`]): its accept loop,
 //! with its bounds on connections, header, body and idle times and request bodies, its
 //! admin checks and its console's frame; its upstream client has the SDK's transport
 //! settings (CA file, connect timeout, timeout, reply cap).
@@ -39,10 +39,7 @@ use std::{
     time::Duration,
 };
 
-use licensing_sim::{
-    ServerStats, TlsConfig,
-    host::{AdminChecks, Host, HostBuilder},
-};
+use licensing_host::{AdminChecks, Host, HostBuilder, ServerStats, TlsConfig};
 
 pub use conformance::{Deviation, Direction};
 pub use forward::{

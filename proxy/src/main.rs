@@ -16,12 +16,13 @@ use std::{
 };
 
 use clap::{Parser, Subcommand, ValueEnum};
+use licensing_host::{self as host, TlsConfig};
 use licensing_proxy::{
     Proxy,
     conformance::{self, escape},
     tools,
 };
-use licensing_sim::{self as sim, TlsConfig};
+use licensing_sandbox_client as sandbox;
 use tracing_subscriber::EnvFilter;
 
 // The simulator's allocator: checking a large batch parses and frees many small values.
@@ -108,13 +109,13 @@ enum Command {
         #[arg(long, requires = "writes")]
         simulator: bool,
         /// Order service token sent as `Authorization: Bearer …`.
-        #[arg(long, env = "LICENSING_APP_TOKEN", default_value = sim::DEFAULT_APP_TOKEN, hide_env_values = true)]
+        #[arg(long, env = "LICENSING_APP_TOKEN", default_value = sandbox::DEFAULT_APP_TOKEN, hide_env_values = true)]
         app_token: String,
         /// Member center client token (`Authorization: Bearer …` and `clientToken`).
-        #[arg(long, env = "LICENSING_CLIENT_TOKEN", default_value = sim::DEFAULT_CLIENT_TOKEN, hide_env_values = true)]
+        #[arg(long, env = "LICENSING_CLIENT_TOKEN", default_value = sandbox::DEFAULT_CLIENT_TOKEN, hide_env_values = true)]
         client_token: String,
         /// Member center user token (`userToken`).
-        #[arg(long, env = "LICENSING_USER_TOKEN", default_value = sim::DEFAULT_USER_TOKEN, hide_env_values = true)]
+        #[arg(long, env = "LICENSING_USER_TOKEN", default_value = sandbox::DEFAULT_USER_TOKEN, hide_env_values = true)]
         user_token: String,
         /// `text` for people, `json` for machines.
         #[arg(long, value_enum, default_value = "text")]
@@ -253,23 +254,23 @@ struct ProxyArgs {
     check_budget_mib: usize,
 
     /// Seconds a client has to send a request's headers.
-    #[arg(long, default_value_t = sim::DEFAULT_HEADER_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = host::DEFAULT_HEADER_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     header_timeout_secs: u64,
 
     /// Seconds a request's body may take to arrive after its headers.
-    #[arg(long, default_value_t = sim::DEFAULT_BODY_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = host::DEFAULT_BODY_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     body_timeout_secs: u64,
 
     /// Seconds a client connection may stay idle.
-    #[arg(long, default_value_t = sim::DEFAULT_IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = host::DEFAULT_IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     idle_timeout_secs: u64,
 
     /// Client connections open at once.
-    #[arg(long, default_value_t = sim::DEFAULT_MAX_CONNECTIONS)]
+    #[arg(long, default_value_t = host::DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
 
     /// MiB of request bodies held at once, across client connections.
-    #[arg(long, default_value_t = sim::DEFAULT_BODY_BUDGET / (1024 * 1024))]
+    #[arg(long, default_value_t = host::DEFAULT_BODY_BUDGET / (1024 * 1024))]
     body_budget_mib: usize,
 }
 

@@ -77,7 +77,7 @@ fn no_file_is_too_long() {
     );
 }
 
-/// The checker on this table: a backward arrow is named with its file; the simulator's
+/// The checker on this table: a backward arrow is named with its file; the server layer's
 /// crate is a dependency, not a layer.
 #[test]
 fn a_backward_arrow_is_named_with_its_file() {
@@ -107,7 +107,7 @@ fn a_backward_arrow_is_named_with_its_file() {
     let good = [
         file(
             "forward/mod.rs",
-            "use licensing_sim::host::{AdminChecks, Console};\nuse crate::check::contract::Contract;\n",
+            "use licensing_host::{AdminChecks, Console};\nuse crate::check::contract::Contract;\n",
         ),
         file("tools/seed.rs", "use super::entries;\n"),
     ];

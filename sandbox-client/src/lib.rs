@@ -39,6 +39,16 @@ mod generated {
 
 pub use generated::*;
 
+/// The application token a simulator's order service accepts unless configured otherwise
+/// (`licensing-sim --app-token`); also `licensing_sim::DEFAULT_APP_TOKEN`.
+pub const DEFAULT_APP_TOKEN: &str = "sim-app-token";
+/// The client token a simulator's member center accepts unless configured otherwise
+/// (`--client-token`); also `licensing_sim::DEFAULT_CLIENT_TOKEN`.
+pub const DEFAULT_CLIENT_TOKEN: &str = "sim-client-token";
+/// The user token a simulator's member center accepts unless configured otherwise
+/// (`--user-token`); also `licensing_sim::DEFAULT_USER_TOKEN`.
+pub const DEFAULT_USER_TOKEN: &str = "sim-user-token";
+
 /// The built-in `demo` seed: one enterprise, Acme Robotics, with a channel customer, two
 /// locks and a lent lock, and three employees.
 const DEMO: &str = include_str!("demo-seed.json");

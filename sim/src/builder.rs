@@ -10,6 +10,10 @@ use std::{
     time::Duration,
 };
 
+use licensing_host::{
+    admin::AdminAccess,
+    server::{self, TlsConfig},
+};
 use tokio::sync::oneshot;
 
 use crate::{
@@ -18,9 +22,8 @@ use crate::{
     DEFAULT_TRIAL_MEMBER_LIMIT, DEFAULT_USER_TOKEN, FaultSettings, Faults, Region, Simulator,
     admin,
     ops::{Db, Loaded, OpenOptions, Settings},
-    protocol::{self, App, Credentials, Gate, NonceWindow, admin::AdminAccess},
+    protocol::{self, App, Credentials, Gate, NonceWindow},
     sandbox::{self, Sandbox, journal::Journal, rules::Rules},
-    server::{self, TlsConfig},
     store,
 };
 

@@ -34,24 +34,32 @@
 mod builder;
 #[cfg(feature = "console")]
 mod console;
-pub mod host;
 mod ops;
-// Signing in, sessions and the page server are the console's: unused without it.
-#[cfg_attr(not(feature = "console"), allow(dead_code))]
 mod protocol;
 mod sandbox;
-mod server;
 mod state;
 mod store;
 
 pub use builder::{SimulatorBuilder, StateWriteFaults};
+/// The server layer the simulator is served on, from its own package (`licensing-host`):
+/// for another program to be served on the same accept loop, admin checks and console
+/// frame.
+#[doc(inline)]
+pub use licensing_host as host;
 #[doc(inline)]
 pub use sandbox::client as admin;
 
 use std::{io, net::SocketAddr, ops::RangeInclusive, sync::Arc, time::Duration};
 
+use licensing_host::server;
 use tokio::{sync::oneshot, task::JoinHandle};
 
+#[cfg(feature = "tls")]
+pub use licensing_host::TlsConfig;
+pub use licensing_host::{
+    DEFAULT_BODY_BUDGET, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_REPLY_BUDGET, DEFAULT_WRITE_TIMEOUT, ServerStats,
+};
 pub use ops::{DEFAULT_MAX_ENTERPRISES, DEFAULT_MAX_MEMBERS, DEFAULT_MAX_ORDERS};
 pub use protocol::DEFAULT_MAX_STRING_BYTES;
 pub use sandbox::{
@@ -61,24 +69,15 @@ pub use sandbox::{
     faults::{FaultSettings, Faults},
     journal::{DEFAULT_JOURNAL_BYTES, DEFAULT_JOURNAL_CAPACITY},
 };
-#[cfg(feature = "tls")]
-pub use server::tls::TlsConfig;
-pub use server::{
-    DEFAULT_BODY_BUDGET, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_CONNECTIONS, DEFAULT_REPLY_BUDGET, DEFAULT_WRITE_TIMEOUT, ServerStats,
-};
 pub use state::{ParseRegionError, Region, document::ImportError};
 pub use store::StateFileError;
 
 use ops::Db;
 use sandbox::Sandbox;
 
-/// The application token the order service accepts unless configured otherwise.
-pub const DEFAULT_APP_TOKEN: &str = "sim-app-token";
-/// The client token the member center accepts unless configured otherwise.
-pub const DEFAULT_CLIENT_TOKEN: &str = "sim-client-token";
-/// The user token the member center accepts unless configured otherwise.
-pub const DEFAULT_USER_TOKEN: &str = "sim-user-token";
+// The tokens the services accept unless configured otherwise, from the sandbox client:
+// programs that reach a simulator in another process need them too.
+pub use licensing_sandbox_client::{DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN};
 
 /// Accepted password lengths unless configured otherwise (error `50003` outside).
 pub const DEFAULT_PASSWORD_LENGTH: RangeInclusive<usize> = 6..=32;

@@ -73,8 +73,9 @@ fn no_package_has_files_that_import_each_other() {
 
 /// The workspace's packages by folder, each with the packages its code (normal and build
 /// dependencies; tests may use more) may depend on: a package below never depends on one
-/// above it, so the spec model reaches every reader and the simulator never the proxy.
-const PACKAGE_LAYERS: [(&str, &str, &[&str]); 14] = [
+/// above it, so the spec model reaches every reader, and the simulator and the proxy never
+/// each other (the server layer they share is `licensing-host`, below both).
+const PACKAGE_LAYERS: [(&str, &str, &[&str]); 16] = [
     (
         "quickstart",
         "licensing-quickstart",
@@ -89,6 +90,7 @@ const PACKAGE_LAYERS: [(&str, &str, &[&str]); 14] = [
             "licensing-json-schema",
             "licensing-clients",
             "licensing-test-support",
+            "licensing-escape",
         ],
     ),
     (
@@ -112,28 +114,33 @@ const PACKAGE_LAYERS: [(&str, &str, &[&str]); 14] = [
             "licensing-sdk",
             "licensing-sandbox-client",
             "licensing-codegen",
+            "licensing-escape",
         ],
     ),
     (
         "proxy",
         "licensing-proxy",
         &[
-            "licensing-sim",
+            "licensing-host",
+            "licensing-sandbox-client",
             "licensing-sdk",
             "licensing-spec",
             "licensing-coverage",
+            "licensing-escape",
         ],
     ),
     (
         "sim",
         "licensing-sim",
         &[
+            "licensing-host",
             "licensing-sdk",
             "licensing-sandbox-client",
             "licensing-spec",
             "licensing-coverage",
         ],
     ),
+    ("host", "licensing-host", &[]),
     (
         "sandbox-client",
         "licensing-sandbox-client",
@@ -143,12 +150,13 @@ const PACKAGE_LAYERS: [(&str, &str, &[&str]); 14] = [
     (
         "coverage",
         "licensing-coverage",
-        &["licensing-sdk", "licensing-spec"],
+        &["licensing-sdk", "licensing-spec", "licensing-escape"],
     ),
     ("json-schema", "licensing-json-schema", &["licensing-spec"]),
     ("clients/driver", "licensing-clients", &["licensing-spec"]),
     ("codegen", "licensing-codegen", &["licensing-spec"]),
     ("spec-model", "licensing-spec", &[]),
+    ("escape", "licensing-escape", &[]),
 ];
 
 /// The workspace packages a manifest's normal and build dependencies name.

@@ -9,8 +9,12 @@
 //! be JSON, which no page can send across sites without a preflight the simulator never
 //! grants.
 
+pub mod session;
+pub mod throttle;
+
 use axum::{
-    http::{Method, StatusCode, header, request::Parts},
+    body::Body,
+    http::{HeaderMap, HeaderValue, Method, StatusCode, header, request::Parts},
     response::Response,
 };
 
@@ -19,18 +23,16 @@ use std::sync::Arc;
 // Tokens compared in constant time (rustls's own comparison, already in the build).
 use subtle::ConstantTimeEq as _;
 
-use super::{
-    admin_error, auth,
-    session::{self, SessionInfo, Sessions},
-    throttle::{Failures, NotBefore, Peer},
-};
+use crate::server::{NotBefore, Peer};
+use session::{SessionInfo, Sessions};
+use throttle::Failures;
 
 /// The names a loopback listener answers to, with its port.
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
 /// What the admin checks need to know of the listener and the configuration.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct AdminAccess {
+pub struct AdminAccess {
     /// Required as `Authorization: Bearer …` when set.
     pub token: Option<String>,
     /// The listener's port when it is a loopback address: `Host` is then checked.
@@ -47,7 +49,7 @@ pub(crate) struct AdminAccess {
 
 /// Which of the admin checks a route needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Guard {
+pub enum Guard {
     /// Every check, the admin token (or a session standing for it) included: the admin
     /// API and the admin pages.
     Token,
@@ -60,7 +62,7 @@ pub(crate) enum Guard {
 
 /// Why a request to an admin route was refused.
 #[derive(Debug)]
-pub(crate) struct Refused {
+pub struct Refused {
     pub status: StatusCode,
     pub message: String,
     /// For a wrong token: when the answer may leave.
@@ -92,7 +94,7 @@ impl Refused {
 }
 
 /// The address a request came from, as the server saw it.
-pub(crate) fn peer(parts: &Parts) -> Option<std::net::SocketAddr> {
+pub fn peer(parts: &Parts) -> Option<std::net::SocketAddr> {
     parts.extensions.get::<Peer>().map(|p| p.0)
 }
 
@@ -161,7 +163,7 @@ impl AdminAccess {
         let Some(token) = self.token.as_ref().filter(|_| guard == Guard::Token) else {
             return Ok(info);
         };
-        let given = auth::bearer(&parts.headers);
+        let given = bearer(&parts.headers);
         if given.is_some_and(|g| bool::from(g.as_bytes().ct_eq(token.as_bytes()))) {
             self.failures.succeeded(peer(parts));
             return Ok(info);
@@ -239,6 +241,27 @@ impl AdminAccess {
     }
 }
 
+/// The token of an `Authorization: Bearer <token>` header.
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// An admin refusal: `{"message": …}` with its status.
+pub fn admin_error(status: StatusCode, message: &str) -> Response {
+    let body = serde_json::to_vec(&serde_json::json!({ "message": message }))
+        .expect("a JSON object serialises");
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
 /// A host header's name and port (`[::1]:8080` → `[::1]`, 8080).
 fn split_port(host: &str) -> (&str, Option<u16>) {
     let bracket = host.rfind(']').unwrap_or(0);
@@ -305,5 +328,15 @@ mod tests {
         assert!(!access.host_allowed("evil.example:8080", 8080));
         assert!(access.host_allowed("sim:80", 8080));
         assert!(access.host_allowed("sim", 8080));
+    }
+
+    #[test]
+    fn bearer_tokens() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(bearer(&headers), None);
+        headers.insert(header::AUTHORIZATION, "Bearer  tok ".parse().unwrap());
+        assert_eq!(bearer(&headers), Some("tok"));
+        headers.insert(header::AUTHORIZATION, "Basic tok".parse().unwrap());
+        assert_eq!(bearer(&headers), None);
     }
 }

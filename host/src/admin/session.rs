@@ -3,7 +3,7 @@
 //! stands for it afterwards. The cookie is `HttpOnly` and `SameSite=Strict` (a page of
 //! another site never makes the browser send it), and a request authenticated by it that
 //! changes state must also carry the session's anti-forgery token in a header, which only
-//! a page of the simulator's own origin can read.
+//! a page of the server's own origin can read.
 
 use std::{
     collections::VecDeque,
@@ -25,7 +25,7 @@ pub(crate) const MAX_SESSIONS: usize = 64;
 
 /// What a request authenticated by a session (or needing none) may use on a page.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct SessionInfo {
+pub struct SessionInfo {
     /// The anti-forgery token a page sends back with every change (`x-sandbox-csrf`), when
     /// the request came with a session.
     pub csrf: Option<String>,
@@ -40,7 +40,7 @@ struct Session {
 
 /// The open sessions, bounded in number and in time.
 #[derive(Debug, Default)]
-pub(crate) struct Sessions {
+pub struct Sessions {
     open: Mutex<VecDeque<Session>>,
 }
 

@@ -14,6 +14,8 @@ use std::{
 
 use tokio::time::Instant;
 
+use crate::server::NotBefore;
+
 /// The first failure's delay; each further one doubles it.
 pub(crate) const FIRST_DELAY: Duration = Duration::from_millis(100);
 /// The longest delay between two answers to one address's failures.
@@ -22,15 +24,6 @@ pub(crate) const MAX_DELAY: Duration = Duration::from_secs(10);
 pub(crate) const FORGET_AFTER: Duration = Duration::from_secs(600);
 /// Addresses remembered at once: past it the oldest is forgotten (a bound on memory).
 const MAX_ADDRESSES: usize = 4096;
-
-/// The address a request came from, put in its extensions by the server.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Peer(pub SocketAddr);
-
-/// When the answer to a refused request may leave, put in the response's extensions by
-/// the admin checks and waited for by the server before it sends the response.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct NotBefore(pub Instant);
 
 #[derive(Debug)]
 struct Record {
@@ -42,7 +35,7 @@ struct Record {
 
 /// Failed attempts per source address.
 #[derive(Debug, Default)]
-pub(crate) struct Failures {
+pub struct Failures {
     by_address: Mutex<HashMap<IpAddr, Record>>,
 }
 

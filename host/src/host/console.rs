@@ -1,5 +1,5 @@
-//! A console of another program's pages at `/__sandbox/`, in the simulator's console
-//! frame (navigation, sign-in and sign-out, script, style sheet, Content Security Policy),
+//! A console of a program's own pages at `/__sandbox/`, in the simulator's console frame
+//! (navigation, sign-in and sign-out, script, style sheet, Content Security Policy),
 //! behind [`AdminChecks`].
 
 use std::{collections::HashMap, fmt, sync::Arc};
@@ -12,8 +12,8 @@ use maud::PreEscaped;
 
 use super::AdminChecks;
 use crate::{
-    console::{self, Section},
-    protocol::pages::PageServer,
+    console::{self, Section, frame},
+    pages::PageServer,
 };
 
 /// What a console page is given to render.
@@ -102,7 +102,7 @@ impl ConsoleBuilder {
                 section
             })
             .collect();
-        let pages = console::hosted_pages(self.brand, self.server, sections, self.style, &checks.0);
+        let pages = frame::hosted_pages(self.brand, self.server, sections, self.style, &checks.0);
         Console {
             pages: PageServer::new(checks.0.clone(), pages),
         }
@@ -111,7 +111,7 @@ impl ConsoleBuilder {
 
 /// A console at `/__sandbox/`: the pages given to its builder, `/__sandbox` leading to
 /// them, the script and style sheet, signing in and out. Its handler answers what it
-/// serves; the program's [`Handler`](super::Handler) passes it those requests.
+/// serves; the program's [`Handler`](crate::Handler) passes it those requests.
 pub struct Console {
     pages: PageServer,
 }
@@ -137,7 +137,7 @@ impl Console {
     ///     body::{Body, Bytes},
     ///     http::{Response, request::Parts},
     /// };
-    /// use licensing_sim::host::{AdminChecks, Console, Handler, Host};
+    /// use licensing_host::{AdminChecks, Console, Handler, Host};
     ///
     /// /// Its console at `/__sandbox/`; echoes every other body.
     /// #[derive(Clone)]

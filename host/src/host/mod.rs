@@ -1,45 +1,6 @@
-//! The simulator's foundations, for another program to be served on: the accept loop
-//! with its bounds (connections, header, body, idle and write timeouts, the body and reply
-//! budgets) over HTTP or HTTPS ([`Host`]); the admin checks of `/__sandbox/` (`Host`,
-//! `Origin`, JSON bodies, the admin token or a signed-in session: [`AdminChecks`]); a
-//! console of the program's own pages at `/__sandbox/`, in the simulator's console frame
-//! with its sign-in form, script, style and Content Security Policy (`Console`, with the
-//! feature `console`); and what counts as a secret where the simulator redacts
-//! ([`is_secret`], [`redact`]).
-//!
-//! The simulator does not use this module and knows nothing of what is served on it: the
-//! program brings a [`Handler`] for its requests and the pages of its console.
-//!
-//! ```no_run
-//! # async fn demo() -> std::io::Result<()> {
-//! use axum::{
-//!     body::{Body, Bytes},
-//!     http::{Response, request::Parts},
-//! };
-//! use licensing_sim::host::{AdminChecks, Handler, Host};
-//!
-//! /// Echoes every body; its admin routes need the admin checks.
-//! #[derive(Clone)]
-//! struct Echo(AdminChecks);
-//!
-//! impl Handler for Echo {
-//!     async fn handle(&self, _parts: Parts, body: Result<Bytes, String>) -> Response<Body> {
-//!         Response::new(Body::from(body.unwrap_or_default()))
-//!     }
-//!
-//!     fn refuse(&self, parts: &Parts) -> Option<Response<Body>> {
-//!         let admin = parts.uri.path().starts_with(licensing_sim::ADMIN_PREFIX);
-//!         admin.then(|| self.0.refusal(parts)).flatten()
-//!     }
-//! }
-//!
-//! let listening = Host::builder().bind().await?;
-//! let checks = AdminChecks::new(&listening, Some("admin-secret".into()), Vec::new());
-//! let host = listening.serve(Echo(checks));
-//! println!("listening on {}", host.url());
-//! host.shutdown().await
-//! # }
-//! ```
+//! What a program is served with: a [`Host`] (its address, bounds and TLS, then its
+//! handler), the admin checks of its `/__sandbox/` routes ([`AdminChecks`]), and a console
+//! of its own pages ([`Console`], with the feature `console`).
 
 #[cfg(feature = "console")]
 mod console;
@@ -52,7 +13,7 @@ use std::{
 };
 
 use axum::{
-    body::{Body, Bytes},
+    body::Body,
     http::{Response, request::Parts},
 };
 use tokio::{net::TcpListener, sync::oneshot, task::JoinHandle};
@@ -61,56 +22,9 @@ use tokio::{net::TcpListener, sync::oneshot, task::JoinHandle};
 pub use console::{Console, ConsoleBuilder, ConsolePage};
 
 use crate::{
-    protocol::{ReadBody, admin::AdminAccess},
-    sandbox::journal,
-    server::{self, Limits, ServerStats, TlsConfig},
+    admin::AdminAccess,
+    server::{self, Handler, Limits, ServerStats, TlsConfig},
 };
-
-/// What stands for a secret the simulator does not show (in its journal, its console).
-pub const REDACTED: &str = journal::REDACTED;
-
-/// Whether a parameter, header or field name carries a secret, as the simulator's journal
-/// decides: it holds `password`, `token`, `secret`, `appKey` or `authorization`, in any
-/// case.
-pub fn is_secret(name: &str) -> bool {
-    journal::is_secret(name)
-}
-
-/// Replaces the value of every secret field ([`is_secret`]) of a JSON document, at any
-/// depth, by [`REDACTED`], as the simulator's journal does.
-pub fn redact(value: &mut serde_json::Value) {
-    journal::redact(value);
-}
-
-/// What a [`Host`] serves: each request, with its body read whole within the host's
-/// bounds, or why it could not be (too slow, over the body budget, cut short).
-pub trait Handler: Clone + Send + Sync + 'static {
-    /// Answers one request.
-    fn handle(
-        &self,
-        parts: Parts,
-        body: Result<Bytes, String>,
-    ) -> impl Future<Output = Response<Body>> + Send;
-
-    /// A request refused from its head alone, before its body is read (default: none).
-    fn refuse(&self, _parts: &Parts) -> Option<Response<Body>> {
-        None
-    }
-}
-
-/// A [`Handler`] as the accept loop serves one.
-#[derive(Clone)]
-struct Hosted<H>(H);
-
-impl<H: Handler> server::Handler for Hosted<H> {
-    fn handle(&self, parts: Parts, body: ReadBody) -> impl Future<Output = Response<Body>> + Send {
-        self.0.handle(parts, body)
-    }
-
-    fn refuse(&self, parts: &Parts) -> Option<Response<Body>> {
-        self.0.refuse(parts)
-    }
-}
 
 /// Where a [`Host`] listens and what it bounds; see [`Host::builder`]. The defaults are
 /// the simulator's.
@@ -229,7 +143,7 @@ impl Listening {
         let (stop, stopped) = oneshot::channel();
         let task = tokio::spawn(server::serve(
             self.listener,
-            Hosted(handler),
+            handler,
             self.tls.map(|t| t.acceptor()),
             Arc::clone(&server),
             stopped,

@@ -1,28 +1,90 @@
-//! Admin pages served outside the simulator's router: the console of another program
-//! served on the simulator's foundations (`crate::host`), which answers every other
-//! request itself. They get the checks [`super::App`] gives its
-//! own pages: the admin checks their [`Guard`] names, a session's anti-forgery rule, and a
+//! Admin pages on a router of their own, behind the admin checks: the routes of an admin
+//! API or console ([`AdminRoute`], [`PageRoute`]), and the server of a console's pages
+//! ([`PageServer`]) for a program that answers every other request itself. The simulator
+//! serves its own pages on its router, with the same checks ([`page_refusal`],
+//! [`serve_page`]): those their [`Guard`] names, a session's anti-forgery rule, and a
 //! sign-in form for a request that lacks only the admin token.
 
-use std::collections::HashMap;
+use std::{collections::HashMap, future::Future, pin::Pin, sync::Arc};
 
 use axum::{
-    http::{Method, StatusCode, request::Parts},
+    body::Body,
+    http::{HeaderValue, Method, StatusCode, header, request::Parts},
     response::Response,
 };
 
-use super::{
-    ReadBody,
+use crate::{
     admin::{AdminAccess, Guard, Refused},
-    bare,
-    hooks::{AdminRequest, AdminRoute, Pages, Unauthorized},
+    server::ReadBody,
 };
+
+/// A request to an admin route: its head, its path parameters and its body.
+#[derive(Debug)]
+pub struct AdminRequest {
+    /// The request's head.
+    pub parts: Parts,
+    /// The path's parameters, by name (`{id}` in the route's path).
+    pub params: HashMap<String, String>,
+    /// The body, read whole, or why it could not be.
+    pub body: ReadBody,
+}
+
+/// What an admin route answers with.
+pub type AdminFuture = Pin<Box<dyn Future<Output = Response> + Send>>;
+
+/// An admin route's handler.
+pub type AdminHandler = Arc<dyn Fn(AdminRequest) -> AdminFuture + Send + Sync>;
+
+/// A route of an admin API, behind the admin checks (the admin token when one is set).
+#[derive(Clone)]
+pub struct AdminRoute {
+    /// The whole path, in the router's syntax (`/__sandbox/v1/faults/{id}`).
+    pub path: String,
+    /// The method it answers.
+    pub method: Method,
+    /// What answers it.
+    pub handler: AdminHandler,
+}
+
+impl std::fmt::Debug for AdminRoute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.method, self.path)
+    }
+}
+
+/// A route of the admin pages, with the checks it needs.
+#[derive(Clone, Debug)]
+pub struct PageRoute {
+    /// Its path, method and handler.
+    pub route: AdminRoute,
+    /// The admin checks it needs.
+    pub guard: Guard,
+}
+
+/// What answers a page request refused for want of the admin token (a sign-in form);
+/// given the refusal's message.
+pub type Unauthorized = Arc<dyn Fn(&Parts, &str) -> Response + Send + Sync>;
+
+/// Admin pages: their routes, and the answer to a page request that lacks the admin token.
+#[derive(Clone)]
+pub struct Pages {
+    /// The routes, each with its checks.
+    pub routes: Vec<PageRoute>,
+    /// The sign-in form.
+    pub unauthorized: Unauthorized,
+}
+
+impl std::fmt::Debug for Pages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.routes).finish()
+    }
+}
 
 /// The routes of one path: each method's handler and checks.
 type Methods = Vec<(Method, AdminRoute, Guard)>;
 
 /// Admin pages on their own router, behind `access`.
-pub(crate) struct PageServer {
+pub struct PageServer {
     access: AdminAccess,
     paths: matchit::Router<Methods>,
     unauthorized: Unauthorized,
@@ -109,7 +171,7 @@ impl PageServer {
 
 /// The answer to a page request the admin checks refused: a sign-in form when only the
 /// admin token is missing.
-pub(crate) fn page_refusal(
+pub fn page_refusal(
     unauthorized: Option<&Unauthorized>,
     parts: &Parts,
     refused: Refused,
@@ -128,7 +190,7 @@ pub(crate) fn page_refusal(
 /// A page's handler called when the checks of `guard` let the request through (checked
 /// again here for a server that did not ask before reading the body), with what the
 /// session gives the page in the request's extensions.
-pub(crate) async fn serve_page(
+pub async fn serve_page(
     access: &AdminAccess,
     unauthorized: Option<&Unauthorized>,
     route: &AdminRoute,
@@ -149,4 +211,14 @@ pub(crate) async fn serve_page(
         body,
     })
     .await
+}
+
+/// A status without a body (and the methods a path allows, for a 405).
+pub fn bare(status: StatusCode, allow: Option<&str>) -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = status;
+    if let Some(allow) = allow.and_then(|a| HeaderValue::from_str(a).ok()) {
+        response.headers_mut().insert(header::ALLOW, allow);
+    }
+    response
 }

@@ -9,7 +9,7 @@
 //! connection slot is taken. A request in progress is never cut short by these rules; its
 //! body is bounded by the body timeout and the body budget instead, and a request refused
 //! for either is answered with code `500` ("network exception, retry") through the
-//! operation's reply path (see [`BodyUnread`]).
+//! handler's reply path (see [`BodyUnread`]).
 //!
 //! Over HTTP/2 the client's flow control can keep a reply from being sent at all, and over
 //! either protocol a client can stop reading. Such a reply *waits on the client*: once
@@ -57,60 +57,69 @@ use tokio::{
 mod body;
 mod budget;
 mod conn;
+mod extensions;
 mod reply;
 #[cfg(feature = "tls")]
-pub(crate) mod tls;
+mod tls;
 mod version;
+
+pub use extensions::{BodyUnread, DropConnection, MAX_BODY_BYTES, NotBefore, Peer, ReadBody};
 
 /// What performs the server's side of a TLS handshake; without the `tls` feature there
 /// is none, and every connection is plain HTTP.
 #[cfg(feature = "tls")]
-pub(crate) type Acceptor = tokio_rustls::TlsAcceptor;
+pub type Acceptor = tokio_rustls::TlsAcceptor;
 /// Without the `tls` feature: no value, so `Option<Acceptor>` is always `None`.
 #[cfg(not(feature = "tls"))]
 #[derive(Clone)]
-pub(crate) enum Acceptor {}
+pub enum Acceptor {}
 
 #[cfg(not(feature = "tls"))]
-pub(crate) use no_tls::TlsConfig;
+pub use no_tls::TlsConfig;
 #[cfg(feature = "tls")]
-pub(crate) use tls::TlsConfig;
+pub use tls::TlsConfig;
 
 /// Without the `tls` feature a server has no TLS configuration: the builders' fields of
 /// this type are always `None`, and the code that serves them is the same.
 #[cfg(not(feature = "tls"))]
 mod no_tls {
+    /// No value: without the `tls` feature nothing is served over HTTPS.
     #[derive(Clone, Debug)]
-    pub(crate) enum TlsConfig {}
+    pub enum TlsConfig {}
 
     impl TlsConfig {
-        pub(crate) fn acceptor(&self) -> super::Acceptor {
+        /// Never called: there is no configuration to call it on.
+        pub fn acceptor(&self) -> super::Acceptor {
             match *self {}
         }
     }
 }
 
-use crate::protocol::{App, BodyUnread, DropConnection, MAX_BODY_BYTES, NotBefore, Peer, ReadBody};
 use conn::{Activity, Registered, connection};
 
-/// What a server serves: each request, with its body read whole (or why it could not
-/// be), answered with a response.
-pub(crate) trait Handler: Clone + Send + Sync + 'static {
+/// What a [`Host`](crate::Host) serves: each request, with its body read whole within the
+/// host's bounds, or why it could not be (too slow, over the body budget, cut short).
+///
+/// The accept loop is generic over it: each handler's calls are made directly, with no
+/// boxing or dynamic dispatch per request.
+pub trait Handler: Clone + Send + Sync + 'static {
+    /// Answers one request.
     fn handle(&self, parts: Parts, body: ReadBody) -> impl Future<Output = Response<Body>> + Send;
 
-    /// A request refused from its head alone, before its body is read.
+    /// A request refused from its head alone, before its body is read (default: none).
     fn refuse(&self, _parts: &Parts) -> Option<Response<Body>> {
         None
     }
 
     /// Whether a large reply to this request may be refused when the reply budget has no
-    /// room for it: only where the request changed nothing, so asking again is safe.
+    /// room for it: only where the request changed nothing, so asking again is safe
+    /// (default: never).
     fn reply_refusable(&self, _parts: &Parts) -> bool {
         false
     }
 
     /// What answers a request whose reply the reply budget had no room for (the server
-    /// adds `Retry-After`).
+    /// adds `Retry-After`); default: `503` with `{"message": cause}`.
     fn reply_refused(&self, cause: &str) -> Response<Body> {
         let body = serde_json::json!({ "message": cause }).to_string();
         let mut response = Response::new(Body::from(body));
@@ -123,25 +132,7 @@ pub(crate) trait Handler: Clone + Send + Sync + 'static {
     }
 }
 
-impl Handler for App {
-    fn handle(&self, parts: Parts, body: ReadBody) -> impl Future<Output = Response<Body>> + Send {
-        App::handle(self, parts, body)
-    }
-
-    fn refuse(&self, parts: &Parts) -> Option<Response<Body>> {
-        App::refuse(self, parts)
-    }
-
-    fn reply_refusable(&self, parts: &Parts) -> bool {
-        App::reply_refusable(self, parts)
-    }
-
-    fn reply_refused(&self, cause: &str) -> Response<Body> {
-        App::reply_refused(cause)
-    }
-}
-
-/// Any axum router ([`TlsConfig::serve`](tls::TlsConfig::serve)).
+/// Any axum router ([`TlsConfig::serve`]).
 impl Handler for Router {
     async fn handle(&self, parts: Parts, body: ReadBody) -> Response<Body> {
         use hyper::service::Service as _;
@@ -207,15 +198,23 @@ const H2_MAX_ABANDONED: u32 = 4;
 /// shorter): a client reading at any speed takes its next piece well within it.
 const STALL_GRACE: Duration = Duration::from_secs(1);
 
-/// What the server bounds; set through [`SimulatorBuilder`](crate::SimulatorBuilder).
+/// What the server bounds; set through [`HostBuilder`](crate::HostBuilder) (and the
+/// simulator's builder). The defaults are the `DEFAULT_…` constants.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Limits {
+pub struct Limits {
+    /// See [`DEFAULT_HEADER_TIMEOUT`].
     pub header_timeout: Duration,
+    /// See [`DEFAULT_BODY_TIMEOUT`].
     pub body_timeout: Duration,
+    /// See [`DEFAULT_IDLE_TIMEOUT`].
     pub idle_timeout: Duration,
+    /// See [`DEFAULT_WRITE_TIMEOUT`].
     pub write_timeout: Duration,
+    /// See [`DEFAULT_MAX_CONNECTIONS`].
     pub max_connections: usize,
+    /// See [`DEFAULT_BODY_BUDGET`].
     pub body_budget: usize,
+    /// See [`DEFAULT_REPLY_BUDGET`].
     pub reply_budget: usize,
 }
 
@@ -233,7 +232,8 @@ impl Default for Limits {
     }
 }
 
-/// What the server's limits have done so far; from [`Simulator::stats`](crate::Simulator::stats).
+/// What the server's limits have done so far; from [`Host::stats`](crate::Host::stats)
+/// (and the simulator's `stats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ServerStats {
@@ -272,7 +272,7 @@ pub struct ServerStats {
 }
 
 /// The state of a running server: its limits, the connections it holds and its counters.
-pub(crate) struct Server {
+pub struct Server {
     limits: Limits,
     max_connections: usize,
     /// The largest body one request may have: the router's limit, or the budget if smaller.
@@ -302,6 +302,8 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
+    /// A server that bounds what its clients hold by `limits` (the connection cap lowered
+    /// to fit the open-file limit); [`serve`] runs it.
     pub fn new(limits: Limits) -> Self {
         let max_connections = fit_to_descriptors(limits.max_connections.max(1));
         Self {
@@ -324,6 +326,7 @@ impl Server {
         }
     }
 
+    /// What its limits have done so far.
     pub fn stats(&self) -> ServerStats {
         ServerStats {
             connections: self.registry().len(),
@@ -428,7 +431,7 @@ fn fit_to_descriptors(wanted: usize) -> usize {
 ///
 /// One task per connection, held in a set owned by this future, so aborting it ends every
 /// connection too.
-pub(crate) async fn serve<H: Handler>(
+pub async fn serve<H: Handler>(
     listener: TcpListener,
     app: H,
     tls: Option<Acceptor>,

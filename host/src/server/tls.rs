@@ -1,5 +1,5 @@
 //! HTTPS: the TLS configuration, read from PEM. The accept loop that serves it is the
-//! plain one's (`server.rs`), with the same limits.
+//! plain one's (`mod.rs`), with the same limits.
 
 use std::{fmt, io, path::Path, sync::Arc};
 
@@ -11,8 +11,9 @@ use rustls::pki_types::{
 use tokio::{net::TcpListener, sync::oneshot};
 use tokio_rustls::TlsAcceptor;
 
-/// The certificate chain and private key a [`Simulator`](crate::Simulator) serves HTTPS
-/// with; set through [`SimulatorBuilder::tls`](crate::SimulatorBuilder::tls).
+/// The certificate chain and private key a server serves HTTPS with; set through
+/// [`HostBuilder::tls`](crate::HostBuilder::tls) (and the simulator's builder, which
+/// re-exports it as `licensing_sim::TlsConfig`).
 ///
 /// Both are PEM: the chain is the server's certificate followed by any intermediates
 /// (sections `CERTIFICATE`; other sections are skipped, so one file may hold the chain and
@@ -23,11 +24,11 @@ use tokio_rustls::TlsAcceptor;
 ///
 /// ```no_run
 /// # async fn demo() -> std::io::Result<()> {
-/// use licensing_sim::{Simulator, TlsConfig};
+/// use licensing_host::{Host, TlsConfig};
 ///
 /// let tls = TlsConfig::from_files("cert.pem", "key.pem")?;
-/// let sim = Simulator::builder().tls(tls).start().await?;
-/// assert!(sim.url().starts_with("https://"));
+/// let listening = Host::builder().tls(tls).bind().await?;
+/// assert!(listening.url().starts_with("https://"));
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
@@ -62,9 +63,7 @@ impl TlsConfig {
     /// until the future is dropped: for doubles and benchmarks that need an HTTPS server
     /// beside the simulator.
     ///
-    /// The server has the simulator's default limits (see [`SimulatorBuilder`]).
-    ///
-    /// [`SimulatorBuilder`]: crate::SimulatorBuilder
+    /// The server has the default limits (the `DEFAULT_…` constants).
     pub async fn serve(self, listener: TcpListener, app: Router) -> io::Result<()> {
         // Held for as long as the future lives: dropping it is the only stop signal.
         let (_running, stopped) = oneshot::channel();
@@ -72,8 +71,10 @@ impl TlsConfig {
         super::serve(listener, app, Some(self.acceptor()), server, stopped).await
     }
 
-    /// The acceptor that performs the server's side of the handshake.
-    pub(crate) fn acceptor(&self) -> TlsAcceptor {
+    /// The acceptor that performs the server's side of the handshake ([`serve`](super::serve)
+    /// takes it).
+    #[doc(hidden)]
+    pub fn acceptor(&self) -> TlsAcceptor {
         TlsAcceptor::from(Arc::clone(&self.server))
     }
 

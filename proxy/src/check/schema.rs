@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use licensing_sim::host::is_secret;
+use licensing_host::is_secret;
 use serde_json::Value;
 
 use crate::conformance::json::{self, JsonOut};

@@ -7,7 +7,7 @@
 
 use std::{borrow::Cow, fmt};
 
-use licensing_sim::host::{REDACTED, is_secret};
+use licensing_host::{REDACTED, is_secret};
 use serde::de::{self, Deserialize, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Number;
 

@@ -9,7 +9,7 @@
 use std::{borrow::Cow, collections::HashMap, collections::HashSet, fmt};
 
 use foldhash::fast::RandomState;
-use licensing_sim::host::{REDACTED, is_secret};
+use licensing_host::{REDACTED, is_secret};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 /// The shortest credential looked for inside a longer text: a shorter one (`"1"`) would

@@ -3,7 +3,7 @@
 //! how to start a recording.
 
 use licensing_coverage::{Catalogue, Exchange, Report};
-use licensing_sim::admin::types::RecordingStatus;
+use licensing_sandbox_client::types::RecordingStatus;
 use maud::{Markup, PreEscaped, html};
 
 /// What the page reads: the recording's exchanges and its state. (The recording lives

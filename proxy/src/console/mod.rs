@@ -1,5 +1,5 @@
 //! The proxy's console at `/__sandbox/`, in the simulator's console frame
-//! (`licensing_sim::host::Console`): Conformance, the deviations found so far grouped by
+//! (`licensing_host::Console`): Conformance, the deviations found so far grouped by
 //! operation, each with the exact request and reply it was found in (credentials
 //! redacted); and Coverage, what the recorded traffic exercised against the documents
 //! ([`coverage`]). The proxy has no state, journal, faults or clock of its own (those are
@@ -10,7 +10,7 @@ pub(crate) mod coverage;
 use std::{collections::BTreeMap, sync::Arc};
 
 use licensing_coverage::Catalogue;
-use licensing_sim::host::{AdminChecks, Console, REDACTED, is_secret};
+use licensing_host::{AdminChecks, Console, REDACTED, is_secret};
 use maud::{Markup, html};
 
 use crate::conformance::{

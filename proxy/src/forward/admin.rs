@@ -6,7 +6,7 @@ use axum::{
     body::{Body, Bytes},
     http::{Method, Response, StatusCode, request::Parts},
 };
-use licensing_sim::admin::types::RecordingSpec;
+use licensing_sandbox_client::types::RecordingSpec;
 use serde_json::json;
 
 use super::Shared;

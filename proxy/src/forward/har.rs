@@ -12,10 +12,8 @@ use axum::{
     body::{Body, Bytes},
     http::{HeaderMap, Response, StatusCode, request::Parts},
 };
-use licensing_sim::{
-    admin::types::{RecordingOutcome, RecordingStatus},
-    host::is_secret,
-};
+use licensing_host::is_secret;
+use licensing_sandbox_client::types::{RecordingOutcome, RecordingStatus};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 

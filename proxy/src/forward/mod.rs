@@ -17,7 +17,7 @@ use axum::{
     body::{Body, Bytes},
     http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode, header, request::Parts},
 };
-use licensing_sim::host::{AdminChecks, Console, Handler};
+use licensing_host::{AdminChecks, Console, Handler};
 use serde_json::{Value, json};
 
 mod admin;
@@ -118,7 +118,7 @@ impl Handler for App {
         let path = parts.uri.path();
         if is_console(path) {
             self.0.pages.refuse(parts)
-        } else if path.starts_with(licensing_sim::ADMIN_PREFIX) {
+        } else if path.starts_with(licensing_host::ADMIN_PREFIX) {
             // The recording's routes, and the upstream's admin API: forwarded with the
             // proxy's own `Host`, the upstream's checks would pass a page that rebinds
             // its name to the proxy's address. So the proxy applies them (the simulator's
@@ -260,7 +260,7 @@ async fn exchange(shared: &Shared, parts: Parts, body: Result<Bytes, String>) ->
     };
     let path = parts.uri.path();
     // The upstream's own admin API is not the platform's: forwarded, not checked.
-    let checked = !path.starts_with(licensing_sim::ADMIN_PREFIX);
+    let checked = !path.starts_with(licensing_host::ADMIN_PREFIX);
     let matched = shared.contract.find(parts.method.as_str(), path);
     let operation = matched.as_ref().map(|m| m.contract.op.id);
     let request_found = match (&matched, checked) {

@@ -5,7 +5,7 @@
 
 use std::{collections::BTreeMap, path::Path};
 
-use licensing_sim::admin::{parse_seed, types::Seed};
+use licensing_sandbox_client::{parse_seed, types::Seed};
 use serde_json::{Value, json};
 
 use super::entries;

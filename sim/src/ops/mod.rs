@@ -13,7 +13,6 @@ pub(crate) mod member;
 pub(crate) mod order;
 mod query;
 mod reply;
-mod secret;
 
 use std::{
     ops::RangeInclusive,
@@ -25,9 +24,9 @@ use licensing_sdk::operations::Operation;
 pub(crate) use call::{Call, locate};
 pub(crate) use durable::{Loaded, OpenOptions};
 pub(crate) use failure::{Failure, InvalidPath, Service, malformed};
+pub(crate) use licensing_host::is_secret;
 pub(crate) use query::Query;
 pub(crate) use reply::{Encoded, encode};
-pub(crate) use secret::is_secret;
 
 use crate::{
     state::{Allocator, State, clock::Time},

@@ -1,6 +1,7 @@
 //! The credentials each service documents, checked before anything else.
 
-use axum::http::{HeaderMap, header};
+use axum::http::HeaderMap;
+use licensing_host::admin::bearer;
 use licensing_sdk::ErrorCode;
 
 use crate::ops::{Failure, Service};
@@ -18,14 +19,6 @@ impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Credentials([REDACTED])")
     }
-}
-
-/// The token of an `Authorization: Bearer <token>` header.
-pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.trim().split_once(' ')?;
-    let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
 fn header_value<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
@@ -80,20 +73,5 @@ pub(crate) fn authenticate(
                 )),
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bearer_tokens() {
-        let mut headers = HeaderMap::new();
-        assert_eq!(bearer(&headers), None);
-        headers.insert(header::AUTHORIZATION, "Bearer  tok ".parse().unwrap());
-        assert_eq!(bearer(&headers), Some("tok"));
-        headers.insert(header::AUTHORIZATION, "Basic tok".parse().unwrap());
-        assert_eq!(bearer(&headers), None);
     }
 }

@@ -7,10 +7,11 @@ use axum::{
     http::{StatusCode, header, request::Parts},
     response::Response,
 };
+use licensing_host::server::{BodyUnread, DropConnection, ReadBody};
 use licensing_sdk::{ErrorCode, operations::Service as OpService};
 
 use super::{
-    Answer, BodyUnread, DropConnection, Gate, ReadBody, auth,
+    Answer, Gate, auth,
     hooks::{Effect, Exchange, Intercept},
     nonce,
 };

@@ -1,17 +1,16 @@
 //! What plugs into the gate: the sandbox (faults, the journal, the admin API) and
 //! anything else that watches or steers calls. The gate defines these; it never names
-//! what implements them.
+//! what implements them. The admin API's routes are the server layer's
+//! (`licensing_host::pages`).
 
-use std::{collections::HashMap, future::Future, pin::Pin, sync::Arc, time::Duration};
+use std::time::Duration;
 
 use axum::{
     body::Bytes,
-    http::{Method, StatusCode, request::Parts},
-    response::Response,
+    http::{Method, StatusCode},
 };
 use licensing_sdk::{ErrorCode, operations::Operation};
 
-use super::ReadBody;
 use crate::ops::Call;
 
 /// What a hook does to a call, decided after its credentials and `g_nonce` passed and
@@ -97,59 +96,4 @@ pub(crate) trait Hooks: Send + Sync + 'static {
 
     /// Called once per call with what was asked and answered.
     fn record(&self, _exchange: Exchange) {}
-}
-
-/// A request to an admin route: its head, its path parameters and its body.
-#[derive(Debug)]
-pub(crate) struct AdminRequest {
-    pub parts: Parts,
-    pub params: HashMap<String, String>,
-    pub body: ReadBody,
-}
-
-/// What an admin route answers with.
-pub(crate) type AdminFuture = Pin<Box<dyn Future<Output = Response> + Send>>;
-
-/// An admin route's handler.
-pub(crate) type AdminHandler = Arc<dyn Fn(AdminRequest) -> AdminFuture + Send + Sync>;
-
-/// A route of an admin API served beside the operations, behind the admin checks (the
-/// admin token when one is set).
-#[derive(Clone)]
-pub(crate) struct AdminRoute {
-    /// The whole path, in the router's syntax (`/__sandbox/v1/faults/{id}`).
-    pub path: String,
-    pub method: Method,
-    pub handler: AdminHandler,
-}
-
-impl std::fmt::Debug for AdminRoute {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}", self.method, self.path)
-    }
-}
-
-/// A route of the admin pages, with the checks it needs.
-#[derive(Clone, Debug)]
-pub(crate) struct PageRoute {
-    pub route: AdminRoute,
-    pub guard: super::admin::Guard,
-}
-
-/// What answers a page request refused for want of the admin token (a sign-in form);
-/// given the refusal's message.
-pub(crate) type Unauthorized = Arc<dyn Fn(&Parts, &str) -> Response + Send + Sync>;
-
-/// The admin pages served beside the admin API: their routes, and the answer to a page
-/// request that lacks the admin token.
-#[derive(Clone)]
-pub(crate) struct Pages {
-    pub routes: Vec<PageRoute>,
-    pub unauthorized: Unauthorized,
-}
-
-impl std::fmt::Debug for Pages {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(&self.routes).finish()
-    }
 }

@@ -3,62 +3,44 @@
 //! operation shares (credentials, `Content-Type`, size, `g_nonce`), the operation, and
 //! its reply in the documented envelope.
 
-pub(crate) mod admin;
 mod auth;
 mod gate;
 pub(crate) mod hooks;
 mod nonce;
-pub(crate) mod pages;
 mod pieces;
 mod reply;
-pub(crate) mod session;
-pub(crate) mod throttle;
 
-use std::{collections::HashMap, sync::Arc};
+use std::{collections::HashMap, future::Future, sync::Arc};
 
 use axum::{
-    body::{Body, Bytes},
-    http::{HeaderValue, Method, StatusCode, header, request::Parts},
+    body::Body,
+    http::{Method, StatusCode, request::Parts},
     response::Response,
+};
+use licensing_host::{
+    Handler,
+    admin::{AdminAccess, Guard, admin_error},
+    pages::{self, AdminRequest, AdminRoute, Pages, Unauthorized, bare},
+    server::ReadBody,
 };
 
 pub(crate) use auth::Credentials;
 pub(crate) use nonce::NonceWindow;
 pub(crate) use pieces::json_body;
 pub(crate) use reply::Answer;
-pub(crate) use throttle::{NotBefore, Peer};
 
 use crate::ops::{self, Db, InvalidPath};
-use admin::Guard;
-use hooks::{AdminRequest, AdminRoute, Hooks, Pages, Unauthorized};
-
-/// Largest request body accepted. The documents show no payload bound; a 10,000-order
-/// batch is ~40 MB.
-pub(crate) const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
+use hooks::Hooks;
 
 /// The longest string one field of a request body may hold, in bytes, unless configured
 /// otherwise. The documents give no lengths but a few names' (`30`, `200` characters).
 pub const DEFAULT_MAX_STRING_BYTES: usize = 16 * 1024;
 
-/// A request's body in memory, or why it could not be read.
-pub(crate) type ReadBody = Result<Bytes, String>;
-
-/// Marks a request whose body the server did not read (the budget was taken, or the body
-/// was too slow): the gate answers it with code `500`, which the SDK retries.
-#[derive(Clone, Debug)]
-pub(crate) struct BodyUnread(pub String);
-
-/// Marks a reply that must not be sent: the server closes its connection instead, with no
-/// answer, as a crashed or cut-off server would (the `dropConnection` fault). A reply
-/// extension the server's connection task reads, so that no task has to unwind for it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct DropConnection;
-
 /// What the gate of every operation shares.
 pub(crate) struct Gate {
     pub db: Arc<Db>,
     pub credentials: Credentials,
-    pub admin: admin::AdminAccess,
+    pub admin: AdminAccess,
     pub nonces: std::sync::Mutex<NonceWindow>,
     /// The longest string a request body may carry in one field, in bytes.
     pub max_string_bytes: usize,
@@ -281,25 +263,22 @@ fn common_prefix<'p>(mut paths: impl Iterator<Item = &'p str>) -> String {
     first[..len].to_string()
 }
 
-/// An admin refusal: `{"message": …}` with its status.
-pub(crate) fn admin_error(status: StatusCode, message: &str) -> Response {
-    let body = serde_json::to_vec(&serde_json::json!({ "message": message }))
-        .expect("a JSON object serialises");
-    let mut response = Response::new(Body::from(body));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
-/// A status without a body (and the methods a path allows, for a 405).
-fn bare(status: StatusCode, allow: Option<&str>) -> Response {
-    let mut response = Response::new(Body::empty());
-    *response.status_mut() = status;
-    if let Some(allow) = allow.and_then(|a| HeaderValue::from_str(a).ok()) {
-        response.headers_mut().insert(header::ALLOW, allow);
+/// The server calls the router directly: generic over its handler, with no boxing or
+/// dynamic dispatch per request.
+impl Handler for App {
+    fn handle(&self, parts: Parts, body: ReadBody) -> impl Future<Output = Response<Body>> + Send {
+        App::handle(self, parts, body)
     }
-    response
+
+    fn refuse(&self, parts: &Parts) -> Option<Response<Body>> {
+        App::refuse(self, parts)
+    }
+
+    fn reply_refusable(&self, parts: &Parts) -> bool {
+        App::reply_refusable(self, parts)
+    }
+
+    fn reply_refused(&self, cause: &str) -> Response<Body> {
+        App::reply_refused(cause)
+    }
 }

@@ -8,16 +8,17 @@ use axum::{
     http::{Method, StatusCode},
     response::Response,
 };
+use licensing_host::pages::{AdminRequest, AdminRoute};
 
 use super::{AdminError, Sandbox, a, journal, json, parse, seed};
 use crate::{
     ops::Query,
-    protocol::hooks::{AdminRequest, AdminRoute},
     state::{clock::Setting, document::ImportError},
 };
 
-/// The reserved prefix: no path of the platform's services starts with it.
-pub const PREFIX: &str = "/__sandbox/v1";
+/// The reserved prefix: no path of the platform's services starts with it (the server
+/// layer's, where the admin checks guard it).
+pub use licensing_host::ADMIN_PREFIX as PREFIX;
 
 /// An admin handler: what it answers, or why it refused.
 type Handler = fn(&Sandbox, AdminRequest) -> Result<Response, AdminError>;

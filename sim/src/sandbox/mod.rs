@@ -20,13 +20,14 @@ use axum::{
     http::{HeaderValue, StatusCode, header},
     response::Response,
 };
+use licensing_host::pages::AdminRoute;
 use licensing_sdk::{ErrorCode, operations::Operation};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
 use crate::{
     ops::{Call, Db},
-    protocol::hooks::{AdminRoute, Effect, Exchange, Hooks, Intercept},
+    protocol::hooks::{Effect, Exchange, Hooks, Intercept},
 };
 pub use api::PREFIX;
 use client::types::{self as a, FaultKind};
