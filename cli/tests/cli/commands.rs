@@ -6,7 +6,15 @@ use licensing_sdk::operations;
 use licensing_test_support::raw::RawServer;
 use serde_json::Value;
 
-use crate::{Sim, filters, stderr, stdout};
+use crate::{ALLOCATE_ONE, Sim, assert_exit, dead_url, filters, stderr, stdout};
+
+/// `member list-members` of the demo seed's first enterprise.
+const LIST_MEMBERS: [&str; 4] = [
+    "member",
+    "list-members",
+    "--enterprise-global-id",
+    "EG-000001",
+];
 
 /// The spec's example of a component schema.
 fn example(schema: &str) -> Value {
@@ -63,11 +71,7 @@ fn every_operation_is_reached_through_its_command() {
             }
         }
         // Required query parameters, as `--help` lists them in its usage line.
-        let help = sim
-            .cmd()
-            .args([service, &kebab(op.id), "--help"])
-            .output()
-            .unwrap();
+        let help = sim.run(&[service, &kebab(op.id), "--help"]);
         let usage = stdout(&help);
         let usage = usage
             .lines()
@@ -124,13 +128,8 @@ fn outputs_are_json_when_piped_and_tables_when_asked() {
     let sim = Sim::start();
     let list = |format: Option<&str>| {
         let mut cmd = sim.cmd();
-        cmd.args([
-            "member",
-            "list-members",
-            "--enterprise-global-id",
-            "EG-000001",
-        ])
-        .args(["--page-num", "1", "--page-size", "3"]);
+        cmd.args(LIST_MEMBERS)
+            .args(["--page-num", "1", "--page-size", "3"]);
         if let Some(format) = format {
             cmd.args(["--output", format]);
         }
@@ -172,12 +171,7 @@ fn paginate_streams_every_item_as_a_json_line() {
     let sim = Sim::start();
     let output = sim
         .cmd()
-        .args([
-            "member",
-            "list-members",
-            "--enterprise-global-id",
-            "EG-000001",
-        ])
+        .args(LIST_MEMBERS)
         .args(["--page-num", "1", "--page-size", "2", "--paginate"])
         .output()
         .unwrap();
@@ -188,12 +182,7 @@ fn paginate_streams_every_item_as_a_json_line() {
         .collect();
     let total = serde_json::from_str::<Value>(&stdout(
         &sim.cmd()
-            .args([
-                "member",
-                "list-members",
-                "--enterprise-global-id",
-                "EG-000001",
-            ])
+            .args(LIST_MEMBERS)
             .args(["--page-num", "1", "--page-size", "100"])
             .output()
             .unwrap(),
@@ -213,39 +202,17 @@ fn paginate_streams_every_item_as_a_json_line() {
 #[test]
 fn a_bad_flag_is_a_usage_error_and_nothing_is_sent() {
     let sim = Sim::start();
-    let output = sim
-        .cmd()
-        .args(["order", "allocate-shell-nums", "--size", "zero"])
-        .output()
-        .unwrap();
+    let output = sim.run(&["order", "allocate-shell-nums", "--size", "zero"]);
     assert_eq!(output.status.code(), Some(2));
     let err = stderr(&output);
     assert!(
         err.contains("invalid value 'zero' for '--size <INTEGER>'"),
         "{err}"
     );
-    let output = sim
-        .cmd()
-        .args(["order", "allocate-shell-nums", "--size", "0"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("0 is not in 1.."),
-        "{}",
-        stderr(&output)
-    );
-    let output = sim
-        .cmd()
-        .args(["member", "list-members", "--page-num", "1"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("--enterprise-global-id"),
-        "{}",
-        stderr(&output)
-    );
+    let output = sim.run(&["order", "allocate-shell-nums", "--size", "0"]);
+    assert_exit(&output, 2, "0 is not in 1..");
+    let output = sim.run(&["member", "list-members", "--page-num", "1"]);
+    assert_exit(&output, 2, "--enterprise-global-id");
     assert!(sim.journal().is_empty());
 }
 
@@ -288,18 +255,8 @@ fn a_bad_body_names_the_field_and_the_rule_and_nothing_is_sent() {
         assert_eq!(stderr(&output), expected, "{body}");
     }
     // Scalar fields are flags too, checked the same way.
-    let output = sim
-        .cmd()
-        .args(["order", "disable-locks", "--json-body", "-"])
-        .write_stdin("{}")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("is required"),
-        "{}",
-        stderr(&output)
-    );
+    let output = sim.run_with_stdin(&["order", "disable-locks", "--json-body", "-"], "{}");
+    assert_exit(&output, 2, "is required");
     assert!(sim.journal().is_empty());
 }
 
@@ -322,20 +279,11 @@ fn api_errors_exit_1_and_transport_failures_exit_3_in_one_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("error: deleteMember: error "), "{err}");
 
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", closed.local_addr().unwrap());
-    drop(closed);
+    let url = dead_url();
     let output = sim
         .cmd()
         .env("LICENSING_ORDER_URL", &url)
-        .args([
-            "order",
-            "allocate-shell-nums",
-            "--size",
-            "1",
-            "--retry",
-            "never",
-        ])
+        .args(ALLOCATE_ONE)
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(3));
@@ -343,54 +291,34 @@ fn api_errors_exit_1_and_transport_failures_exit_3_in_one_line() {
     let verbose = sim
         .cmd()
         .env("LICENSING_ORDER_URL", &url)
-        .args([
-            "order",
-            "allocate-shell-nums",
-            "--size",
-            "1",
-            "--retry",
-            "never",
-            "--verbose",
-        ])
+        .args(ALLOCATE_ONE)
+        .arg("--verbose")
         .output()
         .unwrap();
-    assert_eq!(verbose.status.code(), Some(3));
-    assert!(
-        stderr(&verbose).contains("\n  caused by: "),
-        "{}",
-        stderr(&verbose)
-    );
+    assert_exit(&verbose, 3, "\n  caused by: ");
 }
 
 #[test]
 fn api_prints_the_reply_as_received_with_auth_and_nonce_added() {
     let sim = Sim::start();
-    let output = sim
-        .cmd()
-        .args([
-            "api",
-            "POST",
-            "/order/api/order/v1/shellnums",
-            "-f",
-            "size:=2",
-        ])
-        .output()
-        .unwrap();
+    let output = sim.run(&[
+        "api",
+        "POST",
+        "/order/api/order/v1/shellnums",
+        "-f",
+        "size:=2",
+    ]);
     assert!(output.status.success(), "{}", stderr(&output));
     let reply: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(reply["code"], 0);
     assert_eq!(reply["data"].as_array().unwrap().len(), 2);
     assert_eq!(sim.journal(), ["allocateShellNums"]);
 
-    let output = sim
-        .cmd()
-        .args([
-            "api",
-            "GET",
-            "/me/api/v1/enterprise/EG-NOPE/asset/assetNums",
-        ])
-        .output()
-        .unwrap();
+    let output = sim.run(&[
+        "api",
+        "GET",
+        "/me/api/v1/enterprise/EG-NOPE/asset/assetNums",
+    ]);
     assert_eq!(output.status.code(), Some(1));
     let reply: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_ne!(reply["code"], 0, "the envelope is printed as received");
@@ -402,22 +330,13 @@ fn api_prints_the_reply_as_received_with_auth_and_nonce_added() {
         .args(["api", "GET", "/me/api/v1/enterprise/EG-000001/lentLocks"])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("LICENSING_CLIENT_TOKEN: is not set"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "LICENSING_CLIENT_TOKEN: is not set");
 }
 
 #[test]
 fn sandbox_commands_drive_the_simulator() {
     let sim = Sim::start();
-    let run = |args: &[&str]| {
-        let output = sim.cmd().args(args).output().unwrap();
-        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
-        stdout(&output)
-    };
+    let run = |args: &[&str]| sim.ok(args);
     let rule: Value = serde_json::from_str(&run(&[
         "sandbox",
         "faults",
@@ -437,18 +356,7 @@ fn sandbox_commands_drive_the_simulator() {
             run(&["sandbox", "faults", "list", "-o", "table"])
         )
     });
-    let output = sim
-        .cmd()
-        .args([
-            "order",
-            "allocate-shell-nums",
-            "--size",
-            "1",
-            "--retry",
-            "never",
-        ])
-        .output()
-        .unwrap();
+    let output = sim.run(&ALLOCATE_ONE);
     assert_eq!(output.status.code(), Some(1), "the fault answered 500");
     run(&["sandbox", "faults", "remove", &rule["id"].to_string()]);
     assert_eq!(run(&["sandbox", "faults", "list"]).trim(), "[]");
@@ -500,18 +408,11 @@ fn sandbox_commands_drive_the_simulator() {
         members
     );
 
-    let output = sim
-        .cmd()
-        .args(["sandbox", "seed", "--file", "-"])
-        .write_stdin(r#"{"enterprises":[{"bogus":1}]}"#)
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("enterprises[0]"),
-        "{}",
-        stderr(&output)
+    let output = sim.run_with_stdin(
+        &["sandbox", "seed", "--file", "-"],
+        r#"{"enterprises":[{"bogus":1}]}"#,
     );
+    assert_exit(&output, 2, "enterprises[0]");
 }
 
 #[test]
@@ -525,11 +426,7 @@ fn journal_follow_prints_new_entries_until_interrupted() {
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(400));
-    let output = sim
-        .cmd()
-        .args(["order", "allocate-shell-nums", "--size", "1"])
-        .output()
-        .unwrap();
+    let output = sim.run(&["order", "allocate-shell-nums", "--size", "1"]);
     assert!(output.status.success());
     std::thread::sleep(std::time::Duration::from_millis(600));
     crate::signal(&child, libc::SIGINT);
@@ -554,14 +451,14 @@ fn completion_scripts_cover_the_generated_commands() {
     let sim = Sim::start();
     let mut sizes = BTreeMap::new();
     for shell in ["bash", "zsh", "fish"] {
-        let output = sim.cmd().args(["completion", shell]).output().unwrap();
+        let output = sim.run(&["completion", shell]);
         assert!(output.status.success());
         let script = stdout(&output);
         assert!(script.contains("list-members"), "{shell}");
         assert!(script.contains("enterprise-global-id"), "{shell}");
         sizes.insert(shell, script.len());
     }
-    let output = sim.cmd().args(["completion", "tcsh"]).output().unwrap();
+    let output = sim.run(&["completion", "tcsh"]);
     assert_eq!(output.status.code(), Some(2));
 }
 
@@ -579,11 +476,7 @@ fn batch(sim: &Sim, number: &str) -> std::path::PathBuf {
 
 /// Newly allocated asset numbers, through the command line.
 fn shell_numbers(sim: &Sim, n: usize) -> Vec<String> {
-    let output = sim
-        .cmd()
-        .args(["order", "allocate-shell-nums", "--size", &n.to_string()])
-        .output()
-        .unwrap();
+    let output = sim.run(&["order", "allocate-shell-nums", "--size", &n.to_string()]);
     assert!(output.status.success(), "{}", stderr(&output));
     serde_json::from_str::<Vec<Value>>(&stdout(&output))
         .unwrap()
@@ -621,12 +514,10 @@ fn batch_order_takes_the_app_key_from_the_environment_or_the_profile_and_never_p
     assert!(output.status.success(), "{}", stderr(&output));
     quiet(&output);
     // From the profile (`default`, used when none is named), given on stdin.
-    let add = sim
-        .cmd()
-        .args(["profile", "add", "default", "--app-key", "-"])
-        .write_stdin(format!("{}\n", secrets[1]))
-        .output()
-        .unwrap();
+    let add = sim.run_with_stdin(
+        &["profile", "add", "default", "--app-key", "-"],
+        format!("{}\n", secrets[1]),
+    );
     assert!(add.status.success(), "{}", stderr(&add));
     quiet(&add);
     let output = sim
@@ -654,22 +545,13 @@ fn batch_order_takes_the_app_key_from_the_environment_or_the_profile_and_never_p
         3
     );
     // --app-key - and --json-body - cannot share stdin.
-    let output = sim
-        .cmd()
-        .args(["order", "batch-order", "--app-key", "-", "--json-body", "-"])
-        .write_stdin("{}")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("cannot both read stdin"),
+    let output = sim.run_with_stdin(
+        &["order", "batch-order", "--app-key", "-", "--json-body", "-"],
         "{}",
-        stderr(&output)
     );
+    assert_exit(&output, 2, "cannot both read stdin");
     // A transport failure with --verbose prints its causes, never the appKey.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let dead = format!("http://{}", closed.local_addr().unwrap());
-    drop(closed);
+    let dead = dead_url();
     let output = sim
         .cmd()
         .env("LICENSING_ORDER_URL", &dead)
@@ -713,11 +595,7 @@ fn batch_order_without_an_app_key_is_a_usage_error_and_nothing_is_sent() {
         );
     }
     assert_eq!(sim.journal().len(), before, "nothing was sent");
-    let help = sim
-        .cmd()
-        .args(["order", "batch-order", "--help"])
-        .output()
-        .unwrap();
+    let help = sim.run(&["order", "batch-order", "--help"]);
     assert!(
         stdout(&help).contains(
             "Default: LICENSING_APP_KEY, else the profile's app_key; `-` reads it from stdin."
@@ -747,12 +625,10 @@ fn stub(reply: &'static str) -> (String, std::sync::mpsc::Receiver<String>) {
 fn the_app_key_sent_is_the_flag_over_the_environment_over_the_profile() {
     let sim = Sim::start();
     let (url, requests) = stub(r#"{"code":0,"message":"success","data":[]}"#);
-    let add = sim
-        .cmd()
-        .args(["profile", "add", "default", "--app-key", "-"])
-        .write_stdin("key-of-profile\n")
-        .output()
-        .unwrap();
+    let add = sim.run_with_stdin(
+        &["profile", "add", "default", "--app-key", "-"],
+        "key-of-profile\n",
+    );
     assert!(add.status.success(), "{}", stderr(&add));
     let body = batch(&sim, "8000000001");
     let sent = |env: Option<&str>, flag: Option<&str>, stdin: &str| {
@@ -839,27 +715,9 @@ fn paginate_starts_at_page_1_with_a_default_page_size() {
     assert_eq!(list(&["--page-size", "2"]), all);
     assert_eq!(sim.journal().len(), 4);
     // Without --paginate, the spec's required page flags are required.
-    let output = sim
-        .cmd()
-        .args([
-            "member",
-            "list-members",
-            "--enterprise-global-id",
-            "EG-000001",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("--page-num"),
-        "{}",
-        stderr(&output)
-    );
-    let help = sim
-        .cmd()
-        .args(["member", "list-members", "--help"])
-        .output()
-        .unwrap();
+    let output = sim.run(&LIST_MEMBERS);
+    assert_exit(&output, 2, "--page-num");
+    let help = sim.run(&["member", "list-members", "--help"]);
     assert!(
         stdout(&help).contains("With --paginate: 100 unless given; the spec documents no maximum."),
         "{}",
@@ -918,9 +776,8 @@ fn tables_escape_control_characters_and_json_keeps_them() {
 fn a_partial_failure_prints_each_list_as_a_table_of_its_own() {
     let sim = Sim::start();
     let user = r#"{"userName":"grace","name":"Grace","password":"Initial-1"}"#;
-    let output = sim
-        .cmd()
-        .args([
+    let output = sim.run_with_stdin(
+        &[
             "member",
             "add-members",
             "--enterprise-global-id",
@@ -929,10 +786,9 @@ fn a_partial_failure_prints_each_list_as_a_table_of_its_own() {
             "table",
             "--json-body",
             "-",
-        ])
-        .write_stdin(format!(r#"{{"userList":[{user},{user}]}}"#))
-        .output()
-        .unwrap();
+        ],
+        format!(r#"{{"userList":[{user},{user}]}}"#),
+    );
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(stderr(&output).contains("60027"), "{}", stderr(&output));
     let table = stdout(&output);
@@ -967,11 +823,7 @@ fn a_partial_failure_prints_each_list_as_a_table_of_its_own() {
 #[test]
 fn faults_remove_prints_the_rules_it_removed() {
     let sim = Sim::start();
-    let run = |args: &[&str]| {
-        let output = sim.cmd().args(args).output().unwrap();
-        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
-        serde_json::from_str::<Value>(&stdout(&output)).unwrap()
-    };
+    let run = |args: &[&str]| serde_json::from_str::<Value>(&sim.ok(args)).unwrap();
     let add = |operation: &str| {
         run(&[
             "sandbox", "faults", "add", operation, "--kind", "code", "--code", "500",
@@ -986,11 +838,7 @@ fn faults_remove_prints_the_rules_it_removed() {
     assert_eq!(remaining, serde_json::json!([second, third]));
     assert_eq!(run(&["sandbox", "faults", "remove", "--all"]), remaining);
     assert_eq!(run(&["sandbox", "faults", "list"]), serde_json::json!([]));
-    let output = sim
-        .cmd()
-        .args(["sandbox", "faults", "remove", &first["id"].to_string()])
-        .output()
-        .unwrap();
+    let output = sim.run(&["sandbox", "faults", "remove", &first["id"].to_string()]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(stderr(&output).contains("404"), "{}", stderr(&output));
 }
@@ -1000,11 +848,7 @@ fn the_journal_table_shows_rfc_3339_times_and_json_keeps_milliseconds() {
     let sim = Sim::start();
     shell_numbers(&sim, 1);
     let journal = |format: &str| {
-        let output = sim
-            .cmd()
-            .args(["sandbox", "journal", "-o", format])
-            .output()
-            .unwrap();
+        let output = sim.run(&["sandbox", "journal", "-o", format]);
         assert!(output.status.success(), "{}", stderr(&output));
         stdout(&output)
     };

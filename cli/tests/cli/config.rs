@@ -1,13 +1,8 @@
 //! Profiles, precedence (flags over environment over profile) and the secrets file.
 
-use crate::{Sim, stderr, stdout};
+use crate::{ALLOCATE_ONE, Sim, assert_exit, dead_url, stderr, stdout};
 
 const TOKEN: &str = licensing_sim::DEFAULT_APP_TOKEN;
-
-fn dead_url() -> String {
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    format!("http://{}", closed.local_addr().unwrap())
-}
 
 #[test]
 fn profiles_are_added_listed_and_shown_without_their_tokens() {
@@ -28,13 +23,9 @@ fn profiles_are_added_listed_and_shown_without_their_tokens() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
-    let list = sim.cmd().args(["profile", "list"]).output().unwrap();
+    let list = sim.run(&["profile", "list"]);
     assert_eq!(stdout(&list), "staging\n");
-    let show = sim
-        .cmd()
-        .args(["profile", "show", "staging"])
-        .output()
-        .unwrap();
+    let show = sim.run(&["profile", "show", "staging"]);
     let shown = stdout(&show);
     assert_eq!(
         shown,
@@ -53,49 +44,25 @@ fn profiles_are_added_listed_and_shown_without_their_tokens() {
         let mode = std::fs::metadata(&secrets).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
     }
-    let output = sim
-        .cmd()
-        .args(["profile", "add", "x", "--set", "colour=blue"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("unknown key `colour`"),
-        "{}",
-        stderr(&output)
-    );
+    let output = sim.run(&["profile", "add", "x", "--set", "colour=blue"]);
+    assert_exit(&output, 2, "unknown key `colour`");
 }
 
 #[test]
 fn flags_win_over_the_environment_which_wins_over_the_profile() {
     let sim = Sim::start();
     let url = sim.sim.url();
-    let add = sim
-        .cmd()
-        .args([
-            "profile",
-            "add",
-            "default",
-            "--order-url",
-            &url,
-            "--app-token",
-            TOKEN,
-        ])
-        .output()
-        .unwrap();
+    let add = sim.run(&[
+        "profile",
+        "add",
+        "default",
+        "--order-url",
+        &url,
+        "--app-token",
+        TOKEN,
+    ]);
     assert!(add.status.success());
-    let call = |cmd: &mut assert_cmd::Command| {
-        cmd.args([
-            "order",
-            "allocate-shell-nums",
-            "--size",
-            "1",
-            "--retry",
-            "never",
-        ])
-        .output()
-        .unwrap()
-    };
+    let call = |cmd: &mut assert_cmd::Command| cmd.args(ALLOCATE_ONE).output().unwrap();
     // The profile alone (`default` is used when none is named).
     let output = call(
         sim.cmd()
@@ -128,12 +95,7 @@ fn flags_win_over_the_environment_which_wins_over_the_profile() {
     assert!(!stderr(&output).contains("wrong-token-123"));
     // A named profile that does not exist.
     let output = call(sim.cmd().args(["--profile", "nope"]));
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("no profile named `nope`"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "no profile named `nope`");
 }
 
 #[cfg(unix)]
@@ -141,19 +103,15 @@ fn flags_win_over_the_environment_which_wins_over_the_profile() {
 fn a_secrets_file_others_can_read_is_refused_by_name() {
     use std::os::unix::fs::PermissionsExt as _;
     let sim = Sim::start();
-    let add = sim
-        .cmd()
-        .args([
-            "profile",
-            "add",
-            "default",
-            "--order-url",
-            &sim.sim.url(),
-            "--app-token",
-            TOKEN,
-        ])
-        .output()
-        .unwrap();
+    let add = sim.run(&[
+        "profile",
+        "add",
+        "default",
+        "--order-url",
+        &sim.sim.url(),
+        "--app-token",
+        TOKEN,
+    ]);
     assert!(add.status.success());
     let secrets = sim.dir.path().join("credentials.toml");
     std::fs::set_permissions(&secrets, std::fs::Permissions::from_mode(0o644)).unwrap();
@@ -191,12 +149,10 @@ fn a_planted_temporary_file_or_symlink_is_not_written_through() {
     std::fs::write(&planted_config, "planted = true\n").unwrap();
     std::fs::set_permissions(&planted_config, std::fs::Permissions::from_mode(0o644)).unwrap();
     let add = |token: &str| {
-        let output = sim
-            .cmd()
-            .args(["profile", "add", "shared", "--app-token", "-"])
-            .write_stdin(format!("{token}\n"))
-            .output()
-            .unwrap();
+        let output = sim.run_with_stdin(
+            &["profile", "add", "shared", "--app-token", "-"],
+            format!("{token}\n"),
+        );
         assert!(output.status.success(), "{}", stderr(&output));
     };
     let secrets = sim.path("credentials.toml");
@@ -245,18 +201,12 @@ fn a_planted_temporary_file_or_symlink_is_not_written_through() {
 fn the_app_key_is_a_secret_of_the_profile_read_from_stdin() {
     let sim = Sim::start();
     let key = "profile-app-key-4711";
-    let output = sim
-        .cmd()
-        .args(["profile", "add", "keyed", "--app-key", "-"])
-        .write_stdin(format!("{key}\n"))
-        .output()
-        .unwrap();
+    let output = sim.run_with_stdin(
+        &["profile", "add", "keyed", "--app-key", "-"],
+        format!("{key}\n"),
+    );
     assert!(output.status.success(), "{}", stderr(&output));
-    let show = sim
-        .cmd()
-        .args(["profile", "show", "keyed"])
-        .output()
-        .unwrap();
+    let show = sim.run(&["profile", "show", "keyed"]);
     assert_eq!(stdout(&show), "[keyed]\napp_key = (set, hidden)\n");
     let secrets = std::fs::read_to_string(sim.path("credentials.toml")).unwrap();
     assert!(
@@ -271,17 +221,8 @@ fn the_app_key_is_a_secret_of_the_profile_read_from_stdin() {
         "[profiles.keyed]\napp_key = \"x\"\n",
     )
     .unwrap();
-    let output = sim
-        .cmd()
-        .args(["profile", "show", "keyed"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("`app_key` belongs in credentials.toml"),
-        "{}",
-        stderr(&output)
-    );
+    let output = sim.run(&["profile", "show", "keyed"]);
+    assert_exit(&output, 2, "`app_key` belongs in credentials.toml");
 }
 
 #[test]
@@ -296,18 +237,14 @@ fn a_profile_is_removed_from_both_files_and_a_missing_one_is_named() {
             .unwrap();
         assert!(output.status.success(), "{}", stderr(&output));
     }
-    let output = sim
-        .cmd()
-        .args(["profile", "remove", "drop"])
-        .output()
-        .unwrap();
+    let output = sim.run(&["profile", "remove", "drop"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("profile `drop` removed"),
         "{}",
         stderr(&output)
     );
-    let list = sim.cmd().args(["profile", "list"]).output().unwrap();
+    let list = sim.run(&["profile", "list"]);
     assert_eq!(stdout(&list), "keep\n");
     let secrets = std::fs::read_to_string(sim.path("credentials.toml")).unwrap();
     assert!(!secrets.contains("token-of-drop") && secrets.contains("token-of-keep"));
@@ -325,11 +262,7 @@ fn a_profile_is_removed_from_both_files_and_a_missing_one_is_named() {
             .mode();
         assert_eq!(mode & 0o777, 0o600);
     }
-    let output = sim
-        .cmd()
-        .args(["profile", "remove", "drop"])
-        .output()
-        .unwrap();
+    let output = sim.run(&["profile", "remove", "drop"]);
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         stderr(&output),
@@ -340,18 +273,14 @@ fn a_profile_is_removed_from_both_files_and_a_missing_one_is_named() {
 #[test]
 fn error_messages_show_control_characters_escaped() {
     let sim = Sim::start();
-    let output = sim
-        .cmd()
-        .args([
-            "--profile",
-            "x\u{1b}]0;pwned\u{7}\u{202e}",
-            "order",
-            "allocate-shell-nums",
-            "--size",
-            "1",
-        ])
-        .output()
-        .unwrap();
+    let output = sim.run(&[
+        "--profile",
+        "x\u{1b}]0;pwned\u{7}\u{202e}",
+        "order",
+        "allocate-shell-nums",
+        "--size",
+        "1",
+    ]);
     assert_eq!(output.status.code(), Some(2));
     let err = stderr(&output);
     assert!(!err.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{err:?}");

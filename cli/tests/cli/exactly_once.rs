@@ -7,7 +7,7 @@
 use std::{
     collections::{BTreeMap, BTreeSet},
     path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
+    process::{Child, Command},
     time::{Duration, Instant},
 };
 
@@ -39,39 +39,8 @@ const SIGNALS: [(i32, &str); 4] = [
 ];
 
 fn submit(sim: &Sim, file: &Path, results: &Path, resume: bool, retry_unknown: bool) -> Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("licensing"));
-    cmd.args(["orders", "submit"]).arg(file);
-    if resume {
-        cmd.arg("--resume").arg(results);
-        if retry_unknown {
-            cmd.arg("--retry-unknown");
-        }
-    } else {
-        cmd.args(["--channel-code", "CH01", "--order-id-prefix", "k"])
-            .arg("--results")
-            .arg(results);
-    }
+    let mut cmd = sim.submit(file, results, resume, retry_unknown, "k");
     cmd.args(["--batch-size", "4", "--concurrency", "2"]);
-    for (name, _) in std::env::vars() {
-        if name.starts_with("LICENSING_") {
-            cmd.env_remove(name);
-        }
-    }
-    let url = sim.sim.url();
-    cmd.env("LICENSING_ORDER_URL", &url)
-        .env("LICENSING_MEMBER_URL", &url)
-        .env("LICENSING_APP_TOKEN", licensing_sim::DEFAULT_APP_TOKEN)
-        .env(
-            "LICENSING_CLIENT_TOKEN",
-            licensing_sim::DEFAULT_CLIENT_TOKEN,
-        )
-        .env("LICENSING_USER_TOKEN", licensing_sim::DEFAULT_USER_TOKEN)
-        .env("LICENSING_APP_KEY", "APP_KEY")
-        .env("LICENSING_RETRY", "never")
-        .env("LICENSING_CONFIG_DIR", sim.dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
     cmd
 }
 

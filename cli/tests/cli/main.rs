@@ -8,7 +8,11 @@ mod config;
 mod exactly_once;
 mod torn;
 
-use std::{collections::BTreeMap, path::PathBuf};
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    process::Stdio,
+};
 
 use licensing_sim::Simulator;
 
@@ -20,6 +24,17 @@ pub fn signal(child: &std::process::Child, signal: i32) {
     let signal = Signal::from_named_raw(signal).expect("a signal with a name");
     let _ = kill_process(Pid::from_child(child), signal);
 }
+
+/// One asset number asked for, never retried: the call the tests of transport and
+/// precedence make.
+pub const ALLOCATE_ONE: [&str; 6] = [
+    "order",
+    "allocate-shell-nums",
+    "--size",
+    "1",
+    "--retry",
+    "never",
+];
 
 /// A simulator seeded with the demo seed, on a runtime of its own, and a config directory.
 pub struct Sim {
@@ -48,7 +63,12 @@ impl Sim {
 
     /// The binary, configured for this simulator through the environment only.
     pub fn cmd(&self) -> assert_cmd::Command {
-        let mut cmd = assert_cmd::Command::cargo_bin("licensing").unwrap();
+        assert_cmd::Command::from_std(self.process())
+    }
+
+    /// [`Sim::cmd`] as a plain process, for the tests that spawn it and signal it.
+    pub fn process(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("licensing"));
         for (name, _) in std::env::vars() {
             if name.starts_with("LICENSING_") {
                 cmd.env_remove(name);
@@ -65,6 +85,55 @@ impl Sim {
             .env("LICENSING_USER_TOKEN", licensing_sim::DEFAULT_USER_TOKEN)
             .env("LICENSING_CONFIG_DIR", self.dir.path());
         cmd
+    }
+
+    /// `orders submit` of `file`: a first run writing `results`, its channel order ids
+    /// prefixed `prefix`, or with `resume` a run continuing it (with `--retry-unknown`
+    /// where asked); the appKey from the environment, never retrying, stdout dropped and
+    /// stderr kept.
+    pub fn submit(
+        &self,
+        file: &Path,
+        results: &Path,
+        resume: bool,
+        retry_unknown: bool,
+        prefix: &str,
+    ) -> std::process::Command {
+        let mut cmd = self.process();
+        cmd.args(["orders", "submit"]).arg(file);
+        if resume {
+            cmd.arg("--resume").arg(results);
+            if retry_unknown {
+                cmd.arg("--retry-unknown");
+            }
+        } else {
+            cmd.args(["--channel-code", "CH01", "--order-id-prefix", prefix])
+                .arg("--results")
+                .arg(results);
+        }
+        cmd.env("LICENSING_APP_KEY", "APP_KEY")
+            .env("LICENSING_RETRY", "never")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        cmd
+    }
+
+    /// The binary run with `args` to its end.
+    pub fn run(&self, args: &[&str]) -> std::process::Output {
+        self.cmd().args(args).output().unwrap()
+    }
+
+    /// The binary run with `args`, which must succeed: its stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let output = self.cmd().args(args).output().unwrap();
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+        stdout(&output)
+    }
+
+    /// The binary run with `args`, `stdin` its input.
+    pub fn run_with_stdin(&self, args: &[&str], stdin: impl Into<Vec<u8>>) -> std::process::Output {
+        self.cmd().args(args).write_stdin(stdin).output().unwrap()
     }
 
     /// A path in the test's directory.
@@ -90,6 +159,19 @@ impl Sim {
         let state = self.sim.export_state();
         serde_json::from_value(state["state"]["orders"].clone()).unwrap()
     }
+}
+
+/// Asserts that a run exited with `code` and said `text` on stderr.
+#[track_caller]
+pub fn assert_exit(output: &std::process::Output, code: i32, text: &str) {
+    assert_eq!(output.status.code(), Some(code));
+    assert!(stderr(output).contains(text), "{}", stderr(output));
+}
+
+/// The URL of a port nothing listens on: a call to it fails to connect.
+pub fn dead_url() -> String {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("http://{}", closed.local_addr().unwrap())
 }
 
 /// stdout as text.

@@ -8,7 +8,7 @@
 use std::{
     collections::BTreeMap,
     path::Path,
-    process::{Command, Output, Stdio},
+    process::{Command, Output},
     time::{Duration, Instant},
 };
 
@@ -27,40 +27,9 @@ fn submit(sim: &Sim, file: &Path, results: &Path, resume: bool, retry_unknown: b
 }
 
 fn command(sim: &Sim, file: &Path, results: &Path, resume: bool, retry_unknown: bool) -> Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("licensing"));
-    cmd.args(["orders", "submit"]).arg(file);
-    if resume {
-        cmd.arg("--resume").arg(results);
-        if retry_unknown {
-            cmd.arg("--retry-unknown");
-        }
-    } else {
-        cmd.args(["--channel-code", "CH01", "--order-id-prefix", "t"])
-            .arg("--results")
-            .arg(results);
-    }
+    let mut cmd = sim.submit(file, results, resume, retry_unknown, "t");
     // One batch at a time, so that the first run's file is the same from run to run.
     cmd.args(["--batch-size", "2", "--concurrency", "1"]);
-    for (name, _) in std::env::vars() {
-        if name.starts_with("LICENSING_") {
-            cmd.env_remove(name);
-        }
-    }
-    let url = sim.sim.url();
-    cmd.env("LICENSING_ORDER_URL", &url)
-        .env("LICENSING_MEMBER_URL", &url)
-        .env("LICENSING_APP_TOKEN", licensing_sim::DEFAULT_APP_TOKEN)
-        .env(
-            "LICENSING_CLIENT_TOKEN",
-            licensing_sim::DEFAULT_CLIENT_TOKEN,
-        )
-        .env("LICENSING_USER_TOKEN", licensing_sim::DEFAULT_USER_TOKEN)
-        .env("LICENSING_APP_KEY", "APP_KEY")
-        .env("LICENSING_RETRY", "never")
-        .env("LICENSING_CONFIG_DIR", sim.dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
     cmd
 }
 
