@@ -16,13 +16,25 @@ pub(crate) fn sibling(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// A new file only the owner can read: it holds the employees' passwords.
+/// A new file only the owner can read: it holds the employees' passwords. Made with
+/// `O_CREAT | O_EXCL`, which never follows a link: whatever stands at `path` (a crash's
+/// leftover, or a link planted by another local user to have the state written over a
+/// file of theirs) is removed first, the link itself and never its target.
 pub(crate) fn create_private(path: &Path) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)
+    let open = || {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        options.open(path)
+    };
+    match open() {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            fs::remove_file(path)?;
+            open()
+        }
+        opened => opened,
+    }
 }
 
 /// Makes a rename in `path`'s directory durable.
@@ -110,4 +122,25 @@ pub(crate) fn lock(path: &Path) -> Result<File, StateFileError> {
         }
     }
     Ok(file)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// A link planted where the state is written aside is replaced, its target untouched.
+    #[test]
+    fn a_link_at_the_aside_name_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("theirs");
+        fs::write(&target, "their file").unwrap();
+        let path = dir.path().join("state.json");
+        std::os::unix::fs::symlink(&target, sibling(&path, ".tmp")).unwrap();
+        replace_file(&path, b"{}").unwrap();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "their file");
+        assert_eq!(fs::read(&path).unwrap(), b"{}");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
 }
