@@ -34,29 +34,32 @@ fn no_file_is_too_long() {
     );
 }
 
-/// Every other package of the workspace that has no architecture test of its own (the
-/// simulator's and the proxy's check their layers too).
-const PACKAGES: [&str; 12] = [
-    "quickstart",
-    "spec-model",
-    "coverage",
-    "codegen",
-    "sandbox-client",
-    "cli",
-    "xtask",
-    "bench",
-    "bench-load",
-    "test-support",
-    "json-schema",
-    "clients/driver",
-];
+/// Every package of the workspace, by folder (`.` the SDK), as the root manifest's
+/// `members` lists them: a package added there is under the rules below without an edit.
+fn members() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let line = manifest
+        .lines()
+        .find(|l| l.starts_with("members = ["))
+        .expect("the root manifest lists its members on one line");
+    let list = line.trim_start_matches("members = [").trim_end_matches(']');
+    let mut found: Vec<String> = list
+        .split(',')
+        .map(|m| m.trim().trim_matches('"').to_string())
+        .filter(|m| !m.is_empty())
+        .collect();
+    found.insert(0, ".".to_string());
+    assert!(found.len() > 10, "the members were not found: {found:?}");
+    found
+}
 
 #[test]
 fn no_package_has_files_that_import_each_other() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut found = Vec::new();
-    for package in PACKAGES {
-        let files = layers::sources(&root.join(package).join("src"));
+    for package in members() {
+        let files = layers::sources(&root.join(&package).join("src"));
         assert!(!files.is_empty(), "{package}: the sources were not found");
         found.extend(
             layers::module_cycles(&files)
@@ -71,11 +74,63 @@ fn no_package_has_files_that_import_each_other() {
     );
 }
 
+#[test]
+fn no_package_has_a_file_too_long() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let long: Vec<String> = members()
+        .iter()
+        .flat_map(|package| {
+            layers::too_long(&root.join(package).join("src"), MAX_LINES)
+                .into_iter()
+                .map(move |l| format!("{package}/src/{l}"))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "over {MAX_LINES} lines:\n{}",
+        long.join("\n")
+    );
+}
+
+/// The longest a production function may be, outside the few below.
+const MAX_FUNCTION_LINES: usize = 150;
+
+/// The production functions allowed to be longer, each with why it reads better whole:
+/// `(package folder, file below src, function)`.
+const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[];
+
+#[test]
+fn no_production_function_is_too_long() {
+    use licensing_test_support::functions::long_functions;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for package in members() {
+        for f in long_functions(&root.join(&package).join("src"), MAX_FUNCTION_LINES) {
+            let allowed = LONG_FUNCTIONS
+                .iter()
+                .any(|(p, file, name)| *p == package && *file == f.file && *name == f.name);
+            if !allowed {
+                found.push(format!(
+                    "{package}/src/{}:{} fn {} is {} lines",
+                    f.file, f.line, f.name, f.lines
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "over {MAX_FUNCTION_LINES} lines (split it, or say in LONG_FUNCTIONS why it reads \
+         better whole):\n{}",
+        found.join("\n")
+    );
+    assert!(LONG_FUNCTIONS.len() <= 5, "at most five long functions");
+}
+
 /// The workspace's packages by folder, each with the packages its code (normal and build
 /// dependencies; tests may use more) may depend on: a package below never depends on one
 /// above it, so the spec model reaches every reader, and the simulator and the proxy never
 /// each other (the server layer they share is `licensing-host`, below both).
-const PACKAGE_LAYERS: [(&str, &str, &[&str]); 16] = [
+const PACKAGE_LAYERS: [(&str, &str, &[&str]); 18] = [
     (
         "quickstart",
         "licensing-quickstart",
@@ -89,8 +144,8 @@ const PACKAGE_LAYERS: [(&str, &str, &[&str]); 16] = [
             "licensing-spec",
             "licensing-json-schema",
             "licensing-clients",
+            "licensing-spec-diff",
             "licensing-test-support",
-            "licensing-escape",
         ],
     ),
     (
@@ -152,11 +207,17 @@ const PACKAGE_LAYERS: [(&str, &str, &[&str]); 16] = [
         "licensing-coverage",
         &["licensing-sdk", "licensing-spec", "licensing-escape"],
     ),
+    (
+        "spec-diff",
+        "licensing-spec-diff",
+        &["licensing-spec", "licensing-escape"],
+    ),
     ("json-schema", "licensing-json-schema", &["licensing-spec"]),
     ("clients/driver", "licensing-clients", &["licensing-spec"]),
     ("codegen", "licensing-codegen", &["licensing-spec"]),
     ("spec-model", "licensing-spec", &[]),
     ("escape", "licensing-escape", &[]),
+    ("bench-load", "bench-load", &[]),
 ];
 
 /// The workspace packages a manifest's normal and build dependencies name.
@@ -185,6 +246,15 @@ fn package_dependencies(manifest: &str) -> Vec<String> {
 #[test]
 fn packages_depend_one_way() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let placed: Vec<&str> = PACKAGE_LAYERS.iter().map(|(f, _, _)| *f).collect();
+    let unplaced: Vec<String> = members()
+        .into_iter()
+        .filter(|m| !placed.contains(&m.as_str()))
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "packages with no place in PACKAGE_LAYERS: {unplaced:?}"
+    );
     let mut found = Vec::new();
     for (folder, name, allowed) in PACKAGE_LAYERS {
         let manifest = std::fs::read_to_string(root.join(folder).join("Cargo.toml")).unwrap();
