@@ -6,10 +6,7 @@
 
 use licensing_test_support::{partner, pki};
 
-use std::{
-    io::{BufRead as _, BufReader},
-    process::{Command, Stdio},
-};
+use std::process::{Command, Stdio};
 
 use licensing_sim::{DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN};
 
@@ -53,10 +50,7 @@ fn parent() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(sim.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let line = licensing_test_support::process::first_line(&mut sim);
     let addr = line
         .trim()
         .strip_prefix("listening on https://")

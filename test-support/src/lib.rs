@@ -14,6 +14,7 @@ pub mod orders;
 pub mod partner;
 #[cfg(feature = "pki")]
 pub mod pki;
+pub mod process;
 #[cfg(feature = "servers")]
 pub mod proxy;
 pub mod raw;

@@ -4,10 +4,11 @@
 //! admin API), the console, the logs. The files are readable by their owner only.
 
 use std::{
-    io::{BufRead, BufReader, Read},
+    io::Read,
     process::{Command, Stdio},
 };
 
+use licensing_test_support::process::listening_url;
 use serde_json::json;
 
 use super::{
@@ -63,15 +64,7 @@ async fn credentials_echoed_by_the_upstream_are_kept_nowhere() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_string();
+    let url = listening_url(&mut child);
     let http = reqwest::Client::new();
     let reset = http
         .put(format!(

@@ -4,12 +4,10 @@
 //! forwarded unchanged with one `not-checked` deviation; replies that do not fit are handed
 //! on as they arrive, never held whole, so many at once stay within the budget.
 
-use std::{
-    io::{BufRead, BufReader},
-    process::{Child, Command, Stdio},
-};
+use std::process::{Child, Command, Stdio};
 
 use licensing_sim::{DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN};
+use licensing_test_support::process::listening_url;
 
 use super::{
     raw::{self, Reply},
@@ -43,15 +41,7 @@ impl Running {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap()
-            .to_string();
+        let url = listening_url(&mut child);
         Self(child, url)
     }
 

@@ -3,11 +3,12 @@
 //! started and stopped through the admin API without a restart, with filters.
 
 use std::{
-    io::{BufRead, BufReader, Read},
+    io::Read,
     process::{Command, Stdio},
 };
 
 use licensing_sim::{DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN, Simulator};
+use licensing_test_support::process::listening_url;
 use serde_json::{Value, json};
 
 use super::support::{read_report, temp_dir};
@@ -32,15 +33,7 @@ async fn no_secret_reaches_the_report_the_recording_or_the_logs() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_string();
+    let url = listening_url(&mut child);
     let http = reqwest::Client::new();
     // The application token in a malformed Authorization header, the app key in the
     // query, a password of the wrong type and one too short.

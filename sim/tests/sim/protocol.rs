@@ -330,10 +330,7 @@ async fn dropping_the_simulator_stops_it() {
 #[cfg(unix)]
 #[test]
 fn the_binary_prints_its_address_reads_the_environment_and_stops_on_ctrl_c() {
-    use std::{
-        io::{BufRead, BufReader},
-        process::{Command, Stdio},
-    };
+    use std::process::{Command, Stdio};
 
     let mut child = Command::new(env!("CARGO_BIN_EXE_licensing-sim"))
         .args(["--addr", "127.0.0.1:0", "--region", "singapore"])
@@ -342,15 +339,7 @@ fn the_binary_prints_its_address_reads_the_environment_and_stops_on_ctrl_c() {
         .stderr(Stdio::null())
         .spawn()
         .expect("licensing-sim starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim_end()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
+    let url = licensing_test_support::process::listening_url(&mut child);
     assert!(
         url.starts_with("http://127.0.0.1:") && !url.ends_with(":0"),
         "{url}"
