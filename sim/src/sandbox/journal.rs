@@ -21,6 +21,9 @@ use serde_json::{Map, Value};
 use super::client::types::{JournalEntry, QueryParam};
 pub(crate) use crate::ops::is_secret;
 use crate::protocol::hooks::Exchange;
+// What replaces a secret, in every field named for one: the server layer's, which the
+// proxy's recordings use too.
+pub(crate) use licensing_host::{REDACTED, redact};
 
 pub(crate) mod export;
 mod summary;
@@ -34,8 +37,6 @@ pub(crate) const MAX_KEPT_BODY: usize = 64 * 1024;
 /// for some 1,500 orders of a batch, so that `licensing orders submit`'s batches of 500
 /// keep theirs.
 pub(crate) const MAX_SUMMARY: usize = 256 * 1024;
-/// What a secret is replaced with.
-pub(crate) const REDACTED: &str = "[REDACTED]";
 
 /// Bytes of requests and replies kept at once unless configured otherwise
 /// (`--journal-max-bytes`).
@@ -393,23 +394,6 @@ pub(crate) fn body(bytes: &[u8]) -> Option<Value> {
         }
         // Not JSON: it cannot be searched for secret fields, so it is not kept verbatim.
         Err(_) => Some(Value::String(format!("[{} bytes, not JSON]", bytes.len()))),
-    }
-}
-
-/// Replaces the value of every secret field, at any depth.
-pub(crate) fn redact(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for (key, v) in map.iter_mut() {
-                if is_secret(key) {
-                    *v = Value::String(REDACTED.to_string());
-                } else {
-                    redact(v);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(redact),
-        _ => {}
     }
 }
 
