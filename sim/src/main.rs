@@ -299,6 +299,12 @@ struct Args {
     /// Requests the journal keeps, newest last (0: no journal).
     #[arg(long, env = "LICENSING_SIM_JOURNAL_CAPACITY", default_value_t = sim::DEFAULT_JOURNAL_CAPACITY)]
     journal_capacity: usize,
+
+    /// Stop (as on SIGTERM) when standard input reaches its end: a parent that starts the
+    /// simulator with a pipe for stdin and holds it takes the simulator with it however
+    /// it ends, killed included (the Python and Node sandbox packages start it so).
+    #[arg(long, env = "LICENSING_SIM_EXIT_ON_STDIN_CLOSE")]
+    exit_on_stdin_close: bool,
 }
 
 const MIB: usize = 1024 * 1024;
@@ -425,9 +431,13 @@ async fn serve() -> ExitCode {
         }
     };
     let stopped = stop_signals();
+    let orphaned = stdin_closed(args.exit_on_stdin_close);
     // The one line on stdout: scripts wait for it and read the port from it.
     println!("listening on {}", simulator.url());
-    stopped.await;
+    tokio::select! {
+        () = stopped => {}
+        () = orphaned => tracing::info!("standard input closed"),
+    }
     tracing::info!("shutting down");
     match simulator.shutdown().await {
         Ok(()) => ExitCode::SUCCESS,
@@ -473,6 +483,23 @@ fn stop_signals() -> std::pin::Pin<Box<dyn Future<Output = ()>>> {
     }
     Box::pin(async {
         let _ = tokio::signal::ctrl_c().await;
+    })
+}
+
+/// Resolves once standard input reaches its end (or cannot be read), when `watch`; never
+/// otherwise. A thread of its own reads it, into nothing, as tokio's stdin would.
+fn stdin_closed(watch: bool) -> std::pin::Pin<Box<dyn Future<Output = ()>>> {
+    if !watch {
+        return Box::pin(std::future::pending());
+    }
+    let (closed, heard) = tokio::sync::oneshot::channel::<()>();
+    std::thread::spawn(move || {
+        // `io::copy` retries interrupted reads and holds one buffer, whatever is sent.
+        let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+        let _ = closed.send(());
+    });
+    Box::pin(async move {
+        let _ = heard.await;
     })
 }
 
