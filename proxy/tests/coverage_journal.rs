@@ -6,7 +6,7 @@
 use std::{num::NonZeroU32, path::Path, process::Command};
 
 use licensing_sdk::{RetryPolicy, order, order::types as ot};
-use licensing_sim::{DEFAULT_APP_TOKEN, Simulator, admin::types::BuiltinSeed};
+use licensing_sim::{DEFAULT_APP_TOKEN, Simulator};
 use licensing_test_support::orders;
 use serde_json::{Value, json};
 
@@ -22,12 +22,7 @@ fn batch(id: &str, numbers: &[String]) -> ot::BatchOrderRequest {
 /// assets (seq 3), `CO-A` again (seq 4), written to `path`.
 async fn journal_of_batches(size: usize, path: &Path) -> Value {
     let sim = Simulator::start().await.unwrap();
-    sim.admin()
-        .load_builtin_seed()
-        .name(BuiltinSeed::Demo)
-        .send()
-        .await
-        .unwrap();
+    licensing_test_support::sim::load_demo(&sim.admin()).await;
     let client = order::Client::builder(&sim.url())
         .application_token(DEFAULT_APP_TOKEN)
         .retry(RetryPolicy::Never)
@@ -51,13 +46,7 @@ async fn journal_of_batches(size: usize, path: &Path) -> Value {
             .await
             .expect("the batch is applied");
     }
-    let journal = sim
-        .admin()
-        .list_journal()
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let journal = licensing_test_support::sim::journal(&sim.admin()).await;
     let journal = serde_json::to_value(&journal).unwrap();
     std::fs::write(path, journal.to_string()).unwrap();
     journal

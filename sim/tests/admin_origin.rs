@@ -59,12 +59,7 @@ const FAULT: &str =
 async fn seeded() -> Simulator {
     let sim = Simulator::start().await.unwrap();
     let admin = sim.admin();
-    admin
-        .load_builtin_seed()
-        .name(licensing_sim::admin::types::BuiltinSeed::Demo)
-        .send()
-        .await
-        .unwrap();
+    licensing_test_support::sim::load_demo(&admin).await;
     sim
 }
 

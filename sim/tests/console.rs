@@ -6,7 +6,7 @@
 
 use std::net::SocketAddr;
 
-use licensing_sim::{Simulator, admin::types::BuiltinSeed};
+use licensing_sim::Simulator;
 use reqwest::{Client, Method, StatusCode, header};
 
 const TOKEN: &str = "adm-console-1";
@@ -80,12 +80,7 @@ async fn exposed() -> (Simulator, String) {
         .unwrap();
     let base = format!("http://127.0.0.1:{}", sim.addr().port());
     let admin = licensing_sim::admin::client(&base, Some(TOKEN)).unwrap();
-    admin
-        .load_builtin_seed()
-        .name(BuiltinSeed::Demo)
-        .send()
-        .await
-        .unwrap();
+    licensing_test_support::sim::load_demo(&admin).await;
     (sim, base)
 }
 
@@ -516,14 +511,7 @@ async fn copy_as_curl_runs_in_bash_for_every_body_kind() {
     use licensing_sim::{DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN};
 
     let sim = Simulator::start().await.unwrap();
-    let seeded = sim
-        .admin()
-        .load_builtin_seed()
-        .name(BuiltinSeed::Demo)
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let seeded = licensing_test_support::sim::load_demo(&sim.admin()).await;
     let eg = seeded.enterprises[0].enterprise_global_id.clone();
     let base = sim.url();
     let shellnums = format!("{base}/order/api/order/v1/shellnums");
@@ -576,13 +564,7 @@ async fn copy_as_curl_runs_in_bash_for_every_body_kind() {
         request.send().await.unwrap();
     }
     let journal = || async {
-        let journal = sim
-            .admin()
-            .list_journal()
-            .send()
-            .await
-            .unwrap()
-            .into_inner();
+        let journal = licensing_test_support::sim::journal(&sim.admin()).await;
         journal.entries
     };
     let recorded = journal().await;

@@ -12,7 +12,7 @@ use licensing_sdk::{
     order::types as ot,
 };
 use licensing_sim::{
-    DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN, Simulator, SimulatorBuilder,
+    DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN, Simulator, SimulatorBuilder, admin,
 };
 use serde_json::{Value, json};
 
@@ -57,6 +57,27 @@ pub async fn start_with(builder: SimulatorBuilder) -> Env {
         member,
         http: reqwest::Client::new(),
     }
+}
+
+/// Loads the built-in demo seed through the admin API `admin`: what it made.
+pub async fn load_demo(admin: &admin::Client) -> admin::types::SeedResult {
+    admin
+        .load_builtin_seed()
+        .name(admin::types::BuiltinSeed::Demo)
+        .send()
+        .await
+        .expect("the demo seed loads")
+        .into_inner()
+}
+
+/// The simulator's journal, as the admin API `admin` lists it.
+pub async fn journal(admin: &admin::Client) -> admin::types::JournalPage {
+    admin
+        .list_journal()
+        .send()
+        .await
+        .expect("the journal")
+        .into_inner()
 }
 
 /// The path of operation `id` with its path parameters filled in, in order: tests take

@@ -42,14 +42,7 @@ async fn the_recording_and_the_journal_of_a_session_cover_the_same() {
         assert_eq!(r.body["code"], 0, "{r:?}");
     }
     let har = env.proxy.recording().stop();
-    let journal = env
-        .sim
-        .admin()
-        .list_journal()
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let journal = licensing_test_support::sim::journal(&env.sim.admin()).await;
     let journal = serde_json::to_value(&journal).unwrap();
 
     let dir = support::temp_dir("coverage");

@@ -9,10 +9,7 @@ use licensing_proxy::{
     Proxy,
     tools::{self, ReplayOptions, Tokens},
 };
-use licensing_sim::{
-    DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN, Simulator,
-    admin::types::BuiltinSeed,
-};
+use licensing_sim::{DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN, Simulator};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -44,12 +41,7 @@ type Foreign = (
 #[tokio::test]
 async fn forwarded_admin_routes_meet_the_simulators_host_and_origin_rules() {
     let sim = Simulator::start().await.unwrap();
-    sim.admin()
-        .load_builtin_seed()
-        .name(BuiltinSeed::Demo)
-        .send()
-        .await
-        .unwrap();
+    licensing_test_support::sim::load_demo(&sim.admin()).await;
     let proxy = Proxy::builder(&sim.url()).start().await.unwrap();
     let foreign: [Foreign; 5] = [
         (
@@ -281,13 +273,7 @@ async fn a_replay_repeats_no_write_unless_told_to() {
     let journal = |sim: &Simulator| {
         let sim = sim.admin();
         async move {
-            let entries = sim
-                .list_journal()
-                .send()
-                .await
-                .unwrap()
-                .into_inner()
-                .entries;
+            let entries = licensing_test_support::sim::journal(&sim).await.entries;
             entries
                 .into_iter()
                 .filter_map(|e| e.operation)

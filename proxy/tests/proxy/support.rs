@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use licensing_proxy::{Deviation, Proxy, ProxyBuilder};
 use licensing_sim::{
     DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN, Simulator,
-    admin::types::{BuiltinSeed, Fault, FaultKind, FaultRuleSpec, PatchOperation},
+    admin::types::{Fault, FaultKind, FaultRuleSpec, PatchOperation},
 };
 use serde_json::{Value, json};
 
@@ -35,14 +35,7 @@ pub async fn start() -> Env {
 
 pub async fn start_with(configure: impl FnOnce(ProxyBuilder) -> ProxyBuilder) -> Env {
     let sim = Simulator::start().await.unwrap();
-    let seeded = sim
-        .admin()
-        .load_builtin_seed()
-        .name(BuiltinSeed::Demo)
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let seeded = licensing_test_support::sim::load_demo(&sim.admin()).await;
     let acme = &seeded.enterprises[0];
     let dir = temp_dir("env");
     let report = dir.path().join("report.jsonl");

@@ -635,7 +635,7 @@ async fn a_drop_connection_fault_closes_with_no_answer_and_the_server_goes_on() 
         "no byte of a reply: {:?}",
         String::from_utf8_lossy(&received)
     );
-    let journal = admin.list_journal().send().await.unwrap().into_inner();
+    let journal = crate::support::journal(&admin).await;
     assert!(
         journal
             .entries

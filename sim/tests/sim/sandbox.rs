@@ -83,13 +83,7 @@ async fn the_demo_seed_is_what_the_services_list() {
         .await
         .unwrap()
         .into_inner();
-    let seeded = admin
-        .load_builtin_seed()
-        .name(BuiltinSeed::Demo)
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let seeded = crate::support::load_demo(&admin).await;
     let acme = &seeded.enterprises[0];
     assert_eq!(acme.name, shown.enterprises[0].name.as_str());
 
@@ -174,12 +168,7 @@ async fn bad_seeds_name_the_field_and_change_nothing() {
     // A seed the state refuses part-way (its enterprise exists) is 409 and undone: a
     // second seed whose second enterprise is the demo's leaves no trace of its first.
     let admin = env.sim.admin();
-    admin
-        .load_builtin_seed()
-        .name(BuiltinSeed::Demo)
-        .send()
-        .await
-        .unwrap();
+    crate::support::load_demo(&admin).await;
     let before = admin.export_state().send().await.unwrap().into_inner();
     let mut twice = licensing_sim::admin::builtin_seed("demo").unwrap();
     let mut fresh = twice.enterprises[0].clone();
@@ -209,12 +198,7 @@ async fn bad_seeds_name_the_field_and_change_nothing() {
 async fn the_journal_records_every_call_without_secrets() {
     let env = start().await;
     let admin = env.sim.admin();
-    admin
-        .load_builtin_seed()
-        .name(BuiltinSeed::Demo)
-        .send()
-        .await
-        .unwrap();
+    crate::support::load_demo(&admin).await;
     let ent = env.enterprise("Journal").await;
     let id = env.add_member(&ent, "dave").await;
     env.member
@@ -238,7 +222,7 @@ async fn the_journal_records_every_call_without_secrets() {
         .await
         .expect_err("an unallocated number");
 
-    let journal = admin.list_journal().send().await.unwrap().into_inner();
+    let journal = crate::support::journal(&admin).await;
     let ops: Vec<_> = journal
         .entries
         .iter()
@@ -362,12 +346,7 @@ async fn rules_are_checked_listed_and_deleted() {
 async fn scripted_errors_and_retries() {
     let env = start().await;
     let admin = env.sim.admin();
-    admin
-        .load_builtin_seed()
-        .name(BuiltinSeed::Demo)
-        .send()
-        .await
-        .unwrap();
+    crate::support::load_demo(&admin).await;
     let client = retrying(&env.url());
     let once = |op: &str, fault: admin::types::builder::Fault| {
         FaultRuleSpec::builder()
@@ -544,7 +523,7 @@ async fn scripted_transport_faults() {
             .all(|r| r.hits == 1)
     );
     assert_eq!(allocate(&client).await.unwrap().len(), 1);
-    let dropped = admin.list_journal().send().await.unwrap().into_inner();
+    let dropped = crate::support::journal(&admin).await;
     assert!(
         dropped
             .entries
@@ -603,13 +582,7 @@ async fn the_admin_token_guards_the_admin_api_only() {
 async fn state_export_reset_import_and_clock() {
     let env = start().await;
     let admin = env.sim.admin();
-    let seeded = admin
-        .load_builtin_seed()
-        .name(BuiltinSeed::Demo)
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let seeded = crate::support::load_demo(&admin).await;
     let acme = seeded.enterprises[0].enterprise_global_id.clone();
     let assets = |eg: String| {
         let m = env.member.clone();
