@@ -25,6 +25,68 @@ fn id_number(id: &str) -> Option<i64> {
         .map(|n| if id.starts_with('C') { n - 100_000 } else { n })
 }
 
+/// The state's id counter, which every id of the simulator's own forms must be below: an
+/// id numbered above it would be handed out again.
+#[derive(Clone, Copy)]
+struct Counter(i64);
+
+impl Counter {
+    fn of(sequence: i64) -> Result<Self, Invalid> {
+        if sequence < 0 {
+            return Err(Invalid::new("state.sequence", "must not be negative"));
+        }
+        Ok(Self(sequence))
+    }
+
+    /// Refuses `id` if the counter has not reached its number yet; `at` names it (made
+    /// only then, as this runs once per record of a 50,000-asset state).
+    fn check(self, id: &str, at: impl FnOnce() -> String) -> Result<(), Invalid> {
+        match id_number(id) {
+            Some(n) if n > self.0 => Err(Invalid::new(
+                at(),
+                format!(
+                    "{id} is numbered {n}, above state.sequence ({}): a later id would repeat it",
+                    self.0
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Every (enterprise, id) pair the enterprises' `list` holds, to look up (a list may be
+/// 100,000 employees long).
+fn listed(
+    enterprises: &HashMap<String, Enterprise>,
+    list: fn(&Enterprise) -> &Vec<String>,
+) -> HashSet<(&str, &str)> {
+    enterprises
+        .iter()
+        .flat_map(|(id, e)| list(e).iter().map(move |c| (id.as_str(), c.as_str())))
+        .collect()
+}
+
+/// Checks that every record `list` names (`what` it must be: "a customer") exists, belongs
+/// to the enterprise (`points_back`) and is named once.
+fn check_list(
+    at: &str,
+    field: &str,
+    list: &[String],
+    what: &str,
+    points_back: impl Fn(&str) -> bool,
+) -> Result<(), Invalid> {
+    let mut seen = HashSet::default();
+    for (i, item) in list.iter().enumerate() {
+        if !points_back(item) || !seen.insert(item) {
+            return Err(Invalid::new(
+                format!("{at}.{field}[{i}]"),
+                format!("{item:?} is not {what} of this enterprise, or listed twice"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl State {
     /// Checks an imported state and rebuilds everything it does not export (the indexes,
     /// the employees' assets and loans, each enterprise's assets and trial members, the
@@ -32,19 +94,25 @@ impl State {
     /// must be unique and below the id counter, and asset numbers must have been handed
     /// out by `allocator`; the first broken rule is reported by its JSON path.
     pub fn reindex(&mut self, allocator: &Allocator) -> Result<(), Invalid> {
-        let counter = self.sequence;
-        if counter < 0 {
-            return Err(Invalid::new("state.sequence", "must not be negative"));
-        }
-        let below_counter = |path: String, id: &str, n: Option<i64>| match n {
-            Some(n) if n > counter => Err(Invalid::new(
-                path,
-                format!(
-                    "{id} is numbered {n}, above state.sequence ({counter}): a later id would repeat it"
-                ),
-            )),
-            _ => Ok(()),
-        };
+        let counter = Counter::of(self.sequence)?;
+        self.clear_indexes();
+        self.index_enterprises(counter)?;
+        // Taken out while their lists are looked up, as the records checked against them
+        // are indexed meanwhile.
+        let enterprises = std::mem::take(&mut self.enterprises);
+        let indexed = self.index_records(&enterprises, counter);
+        self.enterprises = enterprises;
+        indexed?;
+        // Checked after the records, so that a record naming an unknown enterprise is
+        // reported as such rather than as missing from a list.
+        self.check_enterprise_lists()?;
+        self.clear_holdings();
+        self.index_assets(allocator, counter)?;
+        self.check_revoked(allocator)?;
+        self.index_loans()
+    }
+
+    fn clear_indexes(&mut self) {
         for index in [
             &mut self.enterprise_by_name,
             &mut self.customer_by_crm,
@@ -55,10 +123,13 @@ impl State {
         self.enterprise_codes.clear();
         self.customer_by_channel.clear();
         self.accounts.clear();
+    }
 
+    /// Indexes the enterprises by name and code, each of which must be unique.
+    fn index_enterprises(&mut self, counter: Counter) -> Result<(), Invalid> {
         for id in keys(&self.enterprises) {
             let at = format!("state.enterprises.{id}");
-            below_counter(at.clone(), &id, id_number(&id))?;
+            counter.check(&id, || at.clone())?;
             let ent = &self.enterprises[&id];
             if let Some(other) = self.enterprise_by_name.insert(ent.name.clone(), id.clone()) {
                 return Err(Invalid::new(
@@ -73,26 +144,42 @@ impl State {
                 ));
             }
         }
+        Ok(())
+    }
 
-        // Who each enterprise lists, to look up (a list may be 100,000 employees long).
-        let enterprises = std::mem::take(&mut self.enterprises);
-        let listed = |list: fn(&Enterprise) -> &Vec<String>| -> HashSet<(&str, &str)> {
-            enterprises
-                .iter()
-                .flat_map(|(id, e)| list(e).iter().map(move |c| (id.as_str(), c.as_str())))
-                .collect()
-        };
-        let listed_customers = listed(|e| &e.customers);
-        let listed_members = listed(|e| &e.members);
+    /// Checks and indexes the customers, the orders and the employees, in that order, each
+    /// against the `enterprises` (the state's, taken out of it) that must list it.
+    fn index_records(
+        &mut self,
+        enterprises: &HashMap<String, Enterprise>,
+        counter: Counter,
+    ) -> Result<(), Invalid> {
+        self.index_customers(&listed(enterprises, |e| &e.customers), counter)?;
+        for ent in enterprises.values() {
+            for (i, id) in ent.customers.iter().enumerate() {
+                if let Some(customer) = self.customers.get_mut(id) {
+                    customer.is_default = i == 0;
+                }
+            }
+        }
+        self.check_orders(counter)?;
+        self.index_members(&listed(enterprises, |e| &e.members), counter)
+    }
 
+    /// Indexes the customers by CRM id and by channel customer, each bound to one at most.
+    fn index_customers(
+        &mut self,
+        listed: &HashSet<(&str, &str)>,
+        counter: Counter,
+    ) -> Result<(), Invalid> {
         for id in keys(&self.customers) {
             let at = format!("state.customers.{id}");
-            below_counter(at.clone(), &id, id_number(&id))?;
+            counter.check(&id, || at.clone())?;
             let customer = &self.customers[&id];
             if customer.id != id {
                 return Err(Invalid::new(format!("{at}.id"), "differs from its key"));
             }
-            if !listed_customers.contains(&(customer.enterprise.as_str(), id.as_str())) {
+            if !listed.contains(&(customer.enterprise.as_str(), id.as_str())) {
                 return Err(Invalid::new(
                     format!("{at}.enterprise"),
                     format!(
@@ -118,17 +205,13 @@ impl State {
                 ));
             }
         }
-        for ent in enterprises.values() {
-            for (i, id) in ent.customers.iter().enumerate() {
-                if let Some(customer) = self.customers.get_mut(id) {
-                    customer.is_default = i == 0;
-                }
-            }
-        }
+        Ok(())
+    }
 
+    fn check_orders(&self, counter: Counter) -> Result<(), Invalid> {
         for id in keys(&self.orders) {
             let at = format!("state.orders.{id}");
-            below_counter(at.clone(), &id, id_number(&id))?;
+            counter.check(&id, || at.clone())?;
             let customer = &self.orders[&id].customer;
             if !self.customers.contains_key(customer) {
                 return Err(Invalid::new(
@@ -137,10 +220,18 @@ impl State {
                 ));
             }
         }
+        Ok(())
+    }
 
+    /// Indexes the employees by account, which names one employee of an enterprise at most.
+    fn index_members(
+        &mut self,
+        listed: &HashSet<(&str, &str)>,
+        counter: Counter,
+    ) -> Result<(), Invalid> {
         for id in keys(&self.members) {
             let at = format!("state.members.{id}");
-            below_counter(at.clone(), &id, id_number(&id))?;
+            counter.check(&id, || at.clone())?;
             let member = &self.members[&id];
             if member.global_id != id {
                 return Err(Invalid::new(
@@ -148,7 +239,7 @@ impl State {
                     "differs from its key",
                 ));
             }
-            if !listed_members.contains(&(member.enterprise.as_str(), id.as_str())) {
+            if !listed.contains(&(member.enterprise.as_str(), id.as_str())) {
                 return Err(Invalid::new(
                     format!("{at}.enterprise"),
                     format!(
@@ -175,43 +266,27 @@ impl State {
             }
             same.insert(member.enterprise.clone(), id.clone());
         }
-        drop((listed_customers, listed_members));
-        self.enterprises = enterprises;
+        Ok(())
+    }
 
-        // Lists the records above point back to: checked after them, so that a record
-        // naming an unknown enterprise is reported as such.
+    /// Checks that each enterprise's lists name its own customers and employees, once each.
+    fn check_enterprise_lists(&self) -> Result<(), Invalid> {
         for id in keys(&self.enterprises) {
             let at = format!("state.enterprises.{id}");
             let ent = &self.enterprises[&id];
-            let mut seen = HashSet::default();
-            for (i, customer) in ent.customers.iter().enumerate() {
-                let points_back = self
-                    .customers
-                    .get(customer)
-                    .is_some_and(|c| c.enterprise == id);
-                if !points_back || !seen.insert(customer) {
-                    return Err(Invalid::new(
-                        format!("{at}.customers[{i}]"),
-                        format!(
-                            "{customer:?} is not a customer of this enterprise, or listed twice"
-                        ),
-                    ));
-                }
-            }
-            let mut seen = HashSet::default();
-            for (i, member) in ent.members.iter().enumerate() {
-                let points_back = self.members.get(member).is_some_and(|m| m.enterprise == id);
-                if !points_back || !seen.insert(member) {
-                    return Err(Invalid::new(
-                        format!("{at}.members[{i}]"),
-                        format!(
-                            "{member:?} is not an employee of this enterprise, or listed twice"
-                        ),
-                    ));
-                }
-            }
+            check_list(&at, "customers", &ent.customers, "a customer", |c| {
+                self.customers.get(c).is_some_and(|c| c.enterprise == id)
+            })?;
+            check_list(&at, "members", &ent.members, "an employee", |m| {
+                self.members.get(m).is_some_and(|m| m.enterprise == id)
+            })?;
         }
+        Ok(())
+    }
 
+    /// Forgets what the assets and loans rebuild (who holds and borrows what, each
+    /// enterprise's assets) and counts each enterprise's trial members anew.
+    fn clear_holdings(&mut self) {
         for member in self.members.values_mut() {
             member.assets.clear();
             member.borrow = None;
@@ -227,75 +302,24 @@ impl State {
                 ent.trial_members += 1;
             }
         }
+    }
 
+    /// Checks every asset, indexes it by id, and gives it to its enterprise and holder.
+    fn index_assets(&mut self, allocator: &Allocator, counter: Counter) -> Result<(), Invalid> {
         for num in keys(&self.assets) {
             let at = format!("state.assets.{num}");
             let asset = &self.assets[&num];
-            if asset.num != num {
-                return Err(Invalid::new(format!("{at}.num"), "differs from its key"));
-            }
-            if !allocator.allocated(&num) {
-                return Err(Invalid::new(
-                    format!("{at}.num"),
-                    "not a number the allocator has handed out (see allocator.last)",
-                ));
-            }
-            if self.revoked.contains(&num) {
-                return Err(Invalid::new(format!("{at}.num"), "is also revoked"));
-            }
-            below_counter(format!("{at}.id"), &asset.id, id_number(&asset.id))?;
+            self.check_asset_number(&at, &num, asset, allocator)?;
+            counter.check(&asset.id, || format!("{at}.id"))?;
             if let Some(other) = self.asset_ids.insert(asset.id.clone(), num.clone()) {
                 return Err(Invalid::new(
                     format!("{at}.id"),
                     format!("{:?} is also the id of asset {other}", asset.id),
                 ));
             }
-            if !self.enterprises.contains_key(&asset.enterprise) {
-                return Err(Invalid::new(
-                    format!("{at}.enterprise"),
-                    format!("no enterprise {:?}", asset.enterprise),
-                ));
-            }
-            if self
-                .customers
-                .get(&asset.customer)
-                .is_none_or(|c| c.enterprise != asset.enterprise)
-            {
-                return Err(Invalid::new(
-                    format!("{at}.customer"),
-                    format!(
-                        "no customer {:?} of enterprise {}",
-                        asset.customer, asset.enterprise
-                    ),
-                ));
-            }
-            for (i, order) in asset.orders.iter().enumerate() {
-                if !self.orders.contains_key(order) {
-                    return Err(Invalid::new(
-                        format!("{at}.orders[{i}]"),
-                        format!("no order {order:?}"),
-                    ));
-                }
-            }
+            self.check_asset_references(&at, asset)?;
             if let Some(holder) = &asset.holder
-                && self
-                    .members
-                    .get(holder)
-                    .is_none_or(|m| m.enterprise != asset.enterprise)
-            {
-                return Err(Invalid::new(
-                    format!("{at}.holder"),
-                    format!("no employee {holder:?} of enterprise {}", asset.enterprise),
-                ));
-            }
-            for (i, product) in asset.products.iter().enumerate() {
-                self.check_product(&format!("{at}.products[{i}]"), product)?;
-            }
-            for (i, package) in asset.merchandises.iter().enumerate() {
-                self.check_package(&format!("{at}.merchandises[{i}]"), package)?;
-            }
-            if let Some(holder) = asset.holder.clone()
-                && let Some(member) = self.members.get_mut(&holder)
+                && let Some(member) = self.members.get_mut(holder)
             {
                 member.assets.insert(num.clone());
             }
@@ -303,7 +327,83 @@ impl State {
                 ent.assets.insert(num.clone());
             }
         }
+        Ok(())
+    }
 
+    /// An asset's number: its key, handed out by the allocator, and not revoked.
+    fn check_asset_number(
+        &self,
+        at: &str,
+        num: &str,
+        asset: &Asset,
+        allocator: &Allocator,
+    ) -> Result<(), Invalid> {
+        if asset.num != num {
+            return Err(Invalid::new(format!("{at}.num"), "differs from its key"));
+        }
+        if !allocator.allocated(num) {
+            return Err(Invalid::new(
+                format!("{at}.num"),
+                "not a number the allocator has handed out (see allocator.last)",
+            ));
+        }
+        if self.revoked.contains(num) {
+            return Err(Invalid::new(format!("{at}.num"), "is also revoked"));
+        }
+        Ok(())
+    }
+
+    /// Everything an asset names: its enterprise, a customer and a holder of that
+    /// enterprise, its orders, and its products' and packages' origins.
+    fn check_asset_references(&self, at: &str, asset: &Asset) -> Result<(), Invalid> {
+        if !self.enterprises.contains_key(&asset.enterprise) {
+            return Err(Invalid::new(
+                format!("{at}.enterprise"),
+                format!("no enterprise {:?}", asset.enterprise),
+            ));
+        }
+        if self
+            .customers
+            .get(&asset.customer)
+            .is_none_or(|c| c.enterprise != asset.enterprise)
+        {
+            return Err(Invalid::new(
+                format!("{at}.customer"),
+                format!(
+                    "no customer {:?} of enterprise {}",
+                    asset.customer, asset.enterprise
+                ),
+            ));
+        }
+        for (i, order) in asset.orders.iter().enumerate() {
+            if !self.orders.contains_key(order) {
+                return Err(Invalid::new(
+                    format!("{at}.orders[{i}]"),
+                    format!("no order {order:?}"),
+                ));
+            }
+        }
+        if let Some(holder) = &asset.holder
+            && self
+                .members
+                .get(holder)
+                .is_none_or(|m| m.enterprise != asset.enterprise)
+        {
+            return Err(Invalid::new(
+                format!("{at}.holder"),
+                format!("no employee {holder:?} of enterprise {}", asset.enterprise),
+            ));
+        }
+        for (i, product) in asset.products.iter().enumerate() {
+            self.check_product(&format!("{at}.products[{i}]"), product)?;
+        }
+        for (i, package) in asset.merchandises.iter().enumerate() {
+            self.check_package(&format!("{at}.merchandises[{i}]"), package)?;
+        }
+        Ok(())
+    }
+
+    fn check_revoked(&self, allocator: &Allocator) -> Result<(), Invalid> {
         let mut revoked: Vec<_> = self.revoked.iter().collect();
         revoked.sort_unstable();
         for (i, num) in revoked.into_iter().enumerate() {
@@ -314,7 +414,13 @@ impl State {
                 ));
             }
         }
+        Ok(())
+    }
 
+    /// Checks every loan (an active lent lock, lent to one employee of its enterprise,
+    /// holding other assets of that enterprise, none lent twice) and marks what it lends
+    /// and who borrows.
+    fn index_loans(&mut self) -> Result<(), Invalid> {
         for asset in self.assets.values_mut() {
             asset.lent_into = None;
         }
@@ -325,27 +431,7 @@ impl State {
                 return Err(Invalid::new(at, "no active lent lock has this number"));
             };
             let enterprise = lent_lock.enterprise.clone();
-            match self.members.get(&loan.member) {
-                Some(m) if m.enterprise != enterprise => {
-                    return Err(Invalid::new(
-                        format!("{at}.member"),
-                        format!("not an employee of the lock's enterprise {enterprise}"),
-                    ));
-                }
-                Some(m) if m.borrow.is_some() => {
-                    return Err(Invalid::new(
-                        format!("{at}.member"),
-                        format!("{} already borrows with another lent lock", loan.member),
-                    ));
-                }
-                Some(_) => {}
-                None => {
-                    return Err(Invalid::new(
-                        format!("{at}.member"),
-                        format!("no employee {:?}", loan.member),
-                    ));
-                }
-            }
+            self.check_borrower(&at, &loan.member, &enterprise)?;
             if loan.assets.is_empty() {
                 return Err(Invalid::new(format!("{at}.assets"), "must not be empty"));
             }
@@ -366,12 +452,30 @@ impl State {
                 };
                 asset.lent_into = Some(lock.clone());
             }
-            let member = loan.member.clone();
-            if let Some(m) = self.members.get_mut(&member) {
+            if let Some(m) = self.members.get_mut(&loan.member) {
                 m.borrow = Some(lock.clone());
             }
         }
         Ok(())
+    }
+
+    /// A loan's employee: one of the lock's `enterprise`, borrowing with no other lock.
+    fn check_borrower(&self, at: &str, member: &str, enterprise: &str) -> Result<(), Invalid> {
+        match self.members.get(member) {
+            Some(m) if m.enterprise != enterprise => Err(Invalid::new(
+                format!("{at}.member"),
+                format!("not an employee of the lock's enterprise {enterprise}"),
+            )),
+            Some(m) if m.borrow.is_some() => Err(Invalid::new(
+                format!("{at}.member"),
+                format!("{member} already borrows with another lent lock"),
+            )),
+            Some(_) => Ok(()),
+            None => Err(Invalid::new(
+                format!("{at}.member"),
+                format!("no employee {member:?}"),
+            )),
+        }
     }
 
     fn check_product(&self, at: &str, product: &ProductRecord) -> Result<(), Invalid> {
