@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::{
     AdminError, Limits,
-    client::types::{Seed, SeedResult, SeededAsset, SeededEnterprise},
+    client::types::{Seed, SeedAsset, SeedEnterprise, SeedResult, SeededAsset, SeededEnterprise},
 };
 use crate::ops::{Call, Db, Failure, member, order};
 
@@ -145,174 +145,252 @@ fn step<T>(
 fn apply(sim: &Db, seed: Seed, report: bool) -> Result<SeedResult, AdminError> {
     let mut out = Vec::new();
     for (i, e) in seed.enterprises.into_iter().enumerate() {
-        let at = |f: &str| format!("enterprises[{i}]{f}");
-        let branch = e.branch_name.clone().unwrap_or_else(|| "Main".to_string());
-        let mut body = json!({
-            "crmCustomerId": e.crm_customer_id,
-            "customerName": e.name,
-            "branchName": branch,
-        });
-        if let Some(address) = &e.address {
-            body["address"] = json!(address);
-        }
-        let created = step(
-            sim,
-            &ops::CREATE_ENTERPRISE,
-            order::create_enterprise,
-            &Call::internal(&[], &[], Some(&body)),
-        )
-        .map_err(|f| failed(at(""), f))?;
-        let global_id = created.enterprise_global_id;
-
-        let mut customers = serde_json::Map::new();
-        let mut first_customer = None;
-        for (j, c) in e.customers.iter().enumerate() {
-            let body = json!({
-                "channelCode": c.channel_code,
-                "channelCustomerId": c.channel_customer_id,
-                "customerName": c.customer_name.clone().unwrap_or_else(|| e.name.to_string()),
-                "branchName": branch,
-                "enterpriseName": e.name,
-                "passwordMobile": c.password_mobile.clone().unwrap_or_else(|| "13800000000".into()),
-            });
-            let bound = step(
-                sim,
-                &ops::BIND_ENTERPRISE,
-                order::bind_enterprise,
-                &Call::internal(&[], &[], Some(&body)),
-            )
-            .map_err(|f| failed(at(&format!(".customers[{j}]")), f))?;
-            if bound.enterprise_global_id != global_id {
-                return Err(AdminError::conflict(
-                    at(&format!(".customers[{j}].channelCustomerId")),
-                    "is already bound to another enterprise",
-                ));
-            }
-            first_customer.get_or_insert(bound.customer_id.clone());
-            customers.insert(
-                c.channel_customer_id.to_string(),
-                Value::String(bound.customer_id),
-            );
-        }
-
-        let mut assets = serde_json::Map::new();
-        let mut nums: HashMap<&str, String> = HashMap::new();
-        if let Some(customer) = &first_customer
-            && !e.assets.is_empty()
-        {
-            let size = json!({ "size": e.assets.len() });
-            let allocated = step(
-                sim,
-                &ops::ALLOCATE_SHELL_NUMS,
-                order::allocate_shell_nums,
-                &Call::internal(&[], &[], Some(&size)),
-            )
-            .map_err(|f| failed(at(".assets"), f))?;
-            let orders: Vec<NewBuy> = e
-                .assets
-                .iter()
-                .zip(&allocated)
-                .enumerate()
-                .map(|(j, (asset, num))| {
-                    let num = num.to_string();
-                    nums.insert(asset.key.as_str(), num.clone());
-                    new_buy(j, customer, &global_id, &e, asset, &num)
-                })
-                .collect();
-            let body = Batch {
-                channel_code: "SEED",
-                channel_order_id: format!("SEED-{global_id}"),
-                sync_mode: "sync",
-                order_list: orders,
-            };
-            step(
-                sim,
-                &ops::BATCH_ORDER,
-                order::batch_order,
-                &Call::internal(&[], &[("appKey", "seed")], Some(&body)),
-            )
-            .map_err(|f| failed(at(".assets"), f))?;
-            let state = sim.state();
-            for asset in &e.assets {
-                let num = &nums[asset.key.as_str()];
-                let id = state
-                    .assets
-                    .get(num)
-                    .map(|a| a.id.clone())
-                    .unwrap_or_default();
-                assets.insert(
-                    asset.key.to_string(),
-                    serde_json::to_value(SeededAsset {
-                        asset_num: num.clone(),
-                        asset_id: id,
-                    })
-                    .expect("serializable"),
-                );
-            }
-        }
-
-        let mut members = serde_json::Map::new();
-        for (chunk_no, chunk) in e.members.chunks(100).enumerate() {
-            let list: Vec<Value> = chunk
-                .iter()
-                .map(|m| json!({ "userName": m.user_name, "password": m.password, "name": m.name }))
-                .collect();
-            let body = json!({ "userList": list });
-            let added = step(
-                sim,
-                &ops::ADD_MEMBERS,
-                member::add_members,
-                &Call::internal(&[("enterpriseGlobalId", &global_id)], &[], Some(&body)),
-            )
-            .map_err(|f| {
-                let first = f
-                    .partial
-                    .as_ref()
-                    .and_then(|p| p.failed.first())
-                    .map(|x| format!(" ({}: {})", x.user_name, x.message))
-                    .unwrap_or_default();
-                AdminError::conflict(
-                    at(&format!(".members[{}]", chunk_no * 100)),
-                    format!("code {}: {}{first}", f.code, f.cause),
-                )
-            })?;
-            for (m, created) in chunk.iter().zip(&added.succeeded) {
-                members.insert(
-                    m.user_name.to_string(),
-                    Value::String(created.global_id.clone()),
-                );
-            }
-        }
-        for (j, m) in e.members.iter().enumerate() {
-            if m.assets.is_empty() {
-                continue;
-            }
-            let id = members[m.user_name.as_str()]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            let add: Vec<&String> = m.assets.iter().map(|k| &nums[k.as_str()]).collect();
-            let body = json!({ "deleteAssets": [], "addAssets": add });
-            step(
-                sim,
-                &ops::CONFIGURE_MEMBER_ASSETS,
-                member::configure_member_assets,
-                &Call::internal(&[("memberGlobalId", &id)], &[], Some(&body)),
-            )
-            .map_err(|f| failed(at(&format!(".members[{j}].assets")), f))?;
-        }
-        if !report {
-            continue;
-        }
-        out.push(SeededEnterprise {
-            name: e.name.to_string(),
-            enterprise_global_id: global_id,
-            customers: serde_json::from_value(Value::Object(customers)).expect("strings"),
-            assets: serde_json::from_value(Value::Object(assets)).expect("assets"),
-            members: serde_json::from_value(Value::Object(members)).expect("strings"),
-        });
+        out.extend(make_enterprise(sim, &Place(i), &e, report)?);
     }
     Ok(SeedResult { enterprises: out })
+}
+
+/// What a step made, by the seed's name for each (an asset's key, a channel customer id, a
+/// user name): the report's shape.
+type Made = serde_json::Map<String, Value>;
+
+/// Where in the seed a step's enterprise is: `enterprises[3]`, which a refusal names.
+struct Place(usize);
+
+impl Place {
+    /// The path of `field` (`.customers[0]`, or "" for the enterprise itself).
+    fn path(&self, field: &str) -> String {
+        format!("enterprises[{}]{field}", self.0)
+    }
+}
+
+/// Makes one enterprise of the seed, in the order the services need: the enterprise, its
+/// channel customers, its assets (sold to the first customer), its employees, and the
+/// assets each employee is given. What it made is returned only when `report`.
+fn make_enterprise(
+    sim: &Db,
+    place: &Place,
+    e: &SeedEnterprise,
+    report: bool,
+) -> Result<Option<SeededEnterprise>, AdminError> {
+    let branch = e.branch_name.as_deref().unwrap_or("Main");
+    let global_id = create_enterprise(sim, place, e, branch)?;
+    let (customers, first_customer) = bind_customers(sim, place, e, branch, &global_id)?;
+    let (assets, nums) = match &first_customer {
+        Some(customer) if !e.assets.is_empty() => sell_assets(sim, place, e, customer, &global_id)?,
+        _ => (Made::new(), HashMap::new()),
+    };
+    let members = add_members(sim, place, e, &global_id)?;
+    give_assets(sim, place, e, &members, &nums)?;
+    if !report {
+        return Ok(None);
+    }
+    Ok(Some(SeededEnterprise {
+        name: e.name.to_string(),
+        enterprise_global_id: global_id,
+        customers: serde_json::from_value(Value::Object(customers)).expect("strings"),
+        assets: serde_json::from_value(Value::Object(assets)).expect("assets"),
+        members: serde_json::from_value(Value::Object(members)).expect("strings"),
+    }))
+}
+
+/// `createEnterprise`; returns the new enterprise's global id.
+fn create_enterprise(
+    sim: &Db,
+    place: &Place,
+    e: &SeedEnterprise,
+    branch: &str,
+) -> Result<String, AdminError> {
+    let mut body = json!({
+        "crmCustomerId": e.crm_customer_id,
+        "customerName": e.name,
+        "branchName": branch,
+    });
+    if let Some(address) = &e.address {
+        body["address"] = json!(address);
+    }
+    let created = step(
+        sim,
+        &ops::CREATE_ENTERPRISE,
+        order::create_enterprise,
+        &Call::internal(&[], &[], Some(&body)),
+    )
+    .map_err(|f| failed(place.path(""), f))?;
+    Ok(created.enterprise_global_id)
+}
+
+/// `bindEnterprise` for each channel customer; returns the customer ids by channel
+/// customer id, and the first (the one the assets are sold to).
+fn bind_customers(
+    sim: &Db,
+    place: &Place,
+    e: &SeedEnterprise,
+    branch: &str,
+    global_id: &str,
+) -> Result<(Made, Option<String>), AdminError> {
+    let mut customers = Made::new();
+    let mut first_customer = None;
+    for (j, c) in e.customers.iter().enumerate() {
+        let body = json!({
+            "channelCode": c.channel_code,
+            "channelCustomerId": c.channel_customer_id,
+            "customerName": c.customer_name.clone().unwrap_or_else(|| e.name.to_string()),
+            "branchName": branch,
+            "enterpriseName": e.name,
+            "passwordMobile": c.password_mobile.clone().unwrap_or_else(|| "13800000000".into()),
+        });
+        let bound = step(
+            sim,
+            &ops::BIND_ENTERPRISE,
+            order::bind_enterprise,
+            &Call::internal(&[], &[], Some(&body)),
+        )
+        .map_err(|f| failed(place.path(&format!(".customers[{j}]")), f))?;
+        if bound.enterprise_global_id != global_id {
+            return Err(AdminError::conflict(
+                place.path(&format!(".customers[{j}].channelCustomerId")),
+                "is already bound to another enterprise",
+            ));
+        }
+        first_customer.get_or_insert(bound.customer_id.clone());
+        customers.insert(
+            c.channel_customer_id.to_string(),
+            Value::String(bound.customer_id),
+        );
+    }
+    Ok((customers, first_customer))
+}
+
+/// Allocates a number for each asset and sells them all to `customer` in one
+/// `batchOrder`, an order each; returns the made assets by key, and their numbers.
+fn sell_assets<'s>(
+    sim: &Db,
+    place: &Place,
+    e: &'s SeedEnterprise,
+    customer: &str,
+    global_id: &str,
+) -> Result<(Made, HashMap<&'s str, String>), AdminError> {
+    let size = json!({ "size": e.assets.len() });
+    let allocated = step(
+        sim,
+        &ops::ALLOCATE_SHELL_NUMS,
+        order::allocate_shell_nums,
+        &Call::internal(&[], &[], Some(&size)),
+    )
+    .map_err(|f| failed(place.path(".assets"), f))?;
+    let mut nums: HashMap<&str, String> = HashMap::new();
+    let orders: Vec<NewBuy> = e
+        .assets
+        .iter()
+        .zip(&allocated)
+        .enumerate()
+        .map(|(j, (asset, num))| {
+            let num = num.to_string();
+            nums.insert(asset.key.as_str(), num.clone());
+            new_buy(j, customer, global_id, e, asset, &num)
+        })
+        .collect();
+    let body = Batch {
+        channel_code: "SEED",
+        channel_order_id: format!("SEED-{global_id}"),
+        sync_mode: "sync",
+        order_list: orders,
+    };
+    step(
+        sim,
+        &ops::BATCH_ORDER,
+        order::batch_order,
+        &Call::internal(&[], &[("appKey", "seed")], Some(&body)),
+    )
+    .map_err(|f| failed(place.path(".assets"), f))?;
+    let mut assets = Made::new();
+    let state = sim.state();
+    for asset in &e.assets {
+        let num = &nums[asset.key.as_str()];
+        let id = state
+            .assets
+            .get(num)
+            .map(|a| a.id.clone())
+            .unwrap_or_default();
+        assets.insert(
+            asset.key.to_string(),
+            serde_json::to_value(SeededAsset {
+                asset_num: num.clone(),
+                asset_id: id,
+            })
+            .expect("serializable"),
+        );
+    }
+    Ok((assets, nums))
+}
+
+/// `addMembers`, 100 employees a call (the most it takes); returns the employees' global
+/// ids by user name.
+fn add_members(
+    sim: &Db,
+    place: &Place,
+    e: &SeedEnterprise,
+    global_id: &str,
+) -> Result<Made, AdminError> {
+    let mut members = Made::new();
+    for (chunk_no, chunk) in e.members.chunks(100).enumerate() {
+        let list: Vec<Value> = chunk
+            .iter()
+            .map(|m| json!({ "userName": m.user_name, "password": m.password, "name": m.name }))
+            .collect();
+        let body = json!({ "userList": list });
+        let added = step(
+            sim,
+            &ops::ADD_MEMBERS,
+            member::add_members,
+            &Call::internal(&[("enterpriseGlobalId", global_id)], &[], Some(&body)),
+        )
+        .map_err(|f| {
+            let first = f
+                .partial
+                .as_ref()
+                .and_then(|p| p.failed.first())
+                .map(|x| format!(" ({}: {})", x.user_name, x.message))
+                .unwrap_or_default();
+            AdminError::conflict(
+                place.path(&format!(".members[{}]", chunk_no * 100)),
+                format!("code {}: {}{first}", f.code, f.cause),
+            )
+        })?;
+        for (m, created) in chunk.iter().zip(&added.succeeded) {
+            members.insert(
+                m.user_name.to_string(),
+                Value::String(created.global_id.clone()),
+            );
+        }
+    }
+    Ok(members)
+}
+
+/// `configureMemberAssets` for each employee the seed gives assets to, by their `nums`.
+fn give_assets(
+    sim: &Db,
+    place: &Place,
+    e: &SeedEnterprise,
+    members: &Made,
+    nums: &HashMap<&str, String>,
+) -> Result<(), AdminError> {
+    for (j, m) in e.members.iter().enumerate() {
+        if m.assets.is_empty() {
+            continue;
+        }
+        let id = members[m.user_name.as_str()].as_str().unwrap_or_default();
+        let add: Vec<&String> = m.assets.iter().map(|k| &nums[k.as_str()]).collect();
+        let body = json!({ "deleteAssets": [], "addAssets": add });
+        step(
+            sim,
+            &ops::CONFIGURE_MEMBER_ASSETS,
+            member::configure_member_assets,
+            &Call::internal(&[("memberGlobalId", id)], &[], Some(&body)),
+        )
+        .map_err(|f| failed(place.path(&format!(".members[{j}].assets")), f))?;
+    }
+    Ok(())
 }
 
 /// A seed's `batchOrder` body, written as the documents name its fields.
@@ -382,8 +460,8 @@ fn new_buy<'s>(
     sequence: usize,
     customer: &'s str,
     enterprise: &'s str,
-    e: &'s super::client::types::SeedEnterprise,
-    asset: &'s super::client::types::SeedAsset,
+    e: &'s SeedEnterprise,
+    asset: &'s SeedAsset,
     num: &str,
 ) -> NewBuy<'s> {
     let products = asset
