@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# What the spec changes do to each consumer (`cargo xtask spec-diff`, see README "Changing
-# the spec"): the head's spec/ against the base's, where the base is
+# What the spec changes do to each consumer (the gate `licensing-spec-diff`, spec-diff/, run
+# here as a partner would run it, plus `--workspace .` for the versions; `cargo xtask
+# spec-diff` is the same; see docs/changing-the-spec.md): the head's spec/ against the
+# base's, where the base is
 #
 #   * $SPEC_DIFF_BASE when set (a revision, or a directory holding order.yaml and
 #     member.yaml);
@@ -17,15 +19,16 @@
 #      HEAD is above the base's by that much. While .ci/api-baseline says `published = no`
 #      nothing was released, so no version has to move yet.
 #
-# Then the proof of spec-diff's rules: `cargo test -p xtask` (the tests step) holds the rules
-# to the compilers' verdicts recorded in xtask/spec-diff/proven.json for every mutation whose
-# inputs (spec/, codegen/, the consumers, the pinned client generators, the mutation's
-# edits) are unchanged since it was recorded; here `cargo xtask spec-diff-corpus --stale`
-# builds the consumers again for the mutations whose record is stale (about 60-90 s each
-# with cargo-semver-checks' cross-check, so a change to the specs or the generator costs
-# the whole corpus, 40-60 minutes on 2 cores). SPEC_DIFF_CORPUS=1 proves every mutation
-# again, SPEC_DIFF_CORPUS=0 skips the step. A stale record proved here passes but is not
-# written back: commit the proven.json that `cargo xtask spec-diff-corpus` writes.
+# Then the proof of spec-diff's rules: `cargo test -p licensing-spec-diff` (the tests step)
+# holds the rules to the compilers' verdicts recorded in spec-diff/corpus/proven.json for
+# every mutation whose inputs (spec/, codegen/, the consumers, the pinned client
+# generators, the mutation's edits) are unchanged since it was recorded; here the corpus
+# (the package's `corpus` example, `cargo xtask spec-diff-corpus`) with `--stale` builds
+# the consumers again for the mutations whose record is stale (about 60-90 s each with
+# cargo-semver-checks' cross-check, so a change to the specs or the generator costs the
+# whole corpus, 30-60 minutes on 2 cores). SPEC_DIFF_CORPUS=1 proves every mutation again,
+# SPEC_DIFF_CORPUS=0 skips the step. A stale record proved here passes but is not written
+# back: commit the proven.json that `cargo xtask spec-diff-corpus` writes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
@@ -50,10 +53,11 @@ echo "== spec-diff against $base ==" >&2
 out=${CARGO_TARGET_DIR:-target}/spec-diff
 mkdir -p "$out"
 set +e
-cargo xtask spec-diff --base "$base" --format json >"$out/report.json"
+spec_diff=(cargo run --quiet -p licensing-spec-diff -- --base "$base" --workspace .)
+"${spec_diff[@]}" --format json >"$out/report.json"
 status=$?
 set -e
-cargo xtask spec-diff --base "$base" --format markdown >"$out/report.md" || true
+"${spec_diff[@]}" --format markdown >"$out/report.md" || true
 sed -e 's/^/  /' "$out/report.md"
 case $status in
 0) echo "spec-diff.sh: no consumer breaks" >&2 ;;
@@ -120,11 +124,11 @@ case $corpus in
   corpus_started=$SECONDS
   flags=()
   [[ $corpus == stale ]] && flags=(--stale)
-  cp xtask/spec-diff/proven.json "$out/proven.committed.json"
-  cargo xtask spec-diff-corpus "${flags[@]}"
-  if ! cmp -s xtask/spec-diff/proven.json "$out/proven.committed.json"; then
-    echo "spec-diff.sh: xtask/spec-diff/proven.json was stale (proved again above, in $((SECONDS - corpus_started)) s): commit the new one" >&2
-    cp "$out/proven.committed.json" xtask/spec-diff/proven.json
+  cp spec-diff/corpus/proven.json "$out/proven.committed.json"
+  cargo run --quiet -p licensing-spec-diff --example corpus -- "${flags[@]}"
+  if ! cmp -s spec-diff/corpus/proven.json "$out/proven.committed.json"; then
+    echo "spec-diff.sh: spec-diff/corpus/proven.json was stale (proved again above, in $((SECONDS - corpus_started)) s): commit the new one" >&2
+    cp "$out/proven.committed.json" spec-diff/corpus/proven.json
   fi
   ;;
 *) fail "SPEC_DIFF_CORPUS is 0, 1 or stale, not '$corpus'" ;;

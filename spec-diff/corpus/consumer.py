@@ -1,4 +1,4 @@
-"""The Python consumer of `cargo xtask spec-diff-corpus` (see xtask/src/spec_diff/corpus.rs).
+"""The Python consumer of `cargo xtask spec-diff-corpus` (see spec-diff/corpus/main.rs).
 
     python consumer.py generate OUT.py USAGE.json   # with the OLD packages on sys.path
     python consumer.py parse SAMPLES.json     # with the packages to test on sys.path

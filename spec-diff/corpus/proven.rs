@@ -1,11 +1,11 @@
-//! `xtask/spec-diff/proven.json`: what the compilers said of each mutation when the corpus
+//! `spec-diff/corpus/proven.json`: what the compilers said of each mutation when the corpus
 //! last ran, with digests of what they read.
 //!
 //! A compiler's verdict on a mutation depends on the specs, the generator, the consumer
 //! programs, the pinned client generators and the mutation's edits and samples, and on
 //! nothing in spec-diff's rules. So while those digests match, the recorded verdicts are
-//! the compilers' verdicts, and `cargo test -p xtask` holds the rules to them without
-//! building anything; a mutation whose digest differs is stale, and `cargo xtask
+//! the compilers' verdicts, and `cargo test -p licensing-spec-diff` holds the rules to them
+//! without building anything; a mutation whose digest differs is stale, and `cargo xtask
 //! spec-diff-corpus --stale` (CI's step) proves it again and records it.
 
 use std::collections::BTreeMap;
@@ -17,25 +17,31 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::Mutation;
-use crate::spec_diff::rules::Verdict;
+use licensing_spec_diff::rules::Verdict;
 
 /// The record, relative to the repository root.
-pub const FILE: &str = "xtask/spec-diff/proven.json";
+pub const FILE: &str = "spec-diff/corpus/proven.json";
 
 /// What every proof reads besides its mutation, relative to the repository root. The SDK's
 /// hand-written layer (`src/`) is not among them: the consumers exercise the generated
 /// surface, and `.ci/semver.sh` checks the whole API against the last release. Nor are the
 /// wire proof (`wire.rs`, run by every `cargo test`, never recorded) and the tests.
-const INPUTS: [&str; 14] = [
+const INPUTS: [&str; 18] = [
     "spec",
     "spec-model/src",
     "spec-model/Cargo.toml",
     "codegen/src",
     "codegen/Cargo.toml",
-    "xtask/src/spec_diff/corpus.rs",
-    "xtask/src/spec_diff/corpus/rust.rs",
-    "xtask/src/spec_diff/corpus/typescript.rs",
-    "xtask/spec-diff/consumer.py",
+    // The corpus's code that applies the edits and builds and runs the consumers (not
+    // `check.rs`: the rules' side), and the consumers' writers.
+    "spec-diff/corpus/main.rs",
+    "spec-diff/corpus/edit.rs",
+    "spec-diff/corpus/prepare.rs",
+    "spec-diff/corpus/bench.rs",
+    "spec-diff/corpus/compile.rs",
+    "spec-diff/corpus/rust.rs",
+    "spec-diff/corpus/typescript.rs",
+    "spec-diff/corpus/consumer.py",
     // The pinned client generators and what openapi-python-client is run with.
     "clients/typescript/package.json",
     "clients/typescript/package-lock.json",

@@ -1,14 +1,9 @@
 //! The corpus checked without the compilers: the rules against every mutation's
 //! expectations, the recorded proofs and the documents' own verdicts on the wire.
 
+use super::check::{check_expect, check_proof, judge};
 use super::*;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("root")
-        .to_path_buf()
-}
+use licensing_spec_diff::rules::Verdicts;
 
 /// spec-diff against every mutation's expected verdicts: the rules as the corpus last
 /// proved them, checked without the compilers.
@@ -138,7 +133,7 @@ fn the_current_specs_against_themselves_change_nothing() {
         wire: Default::default(),
     };
     let head = load::parse("same", apply(&base, &same).unwrap()).unwrap();
-    assert!(super::super::changes(&base, &head).is_empty());
+    assert!(licensing_spec_diff::changes(&base, &head).is_empty());
     let text = licensing_spec::to_yaml(&licensing_spec::raw(&base.specs[0].text).unwrap()).unwrap();
     let texts = vec![
         ("order", "order.yaml".to_string(), text),
@@ -149,7 +144,7 @@ fn the_current_specs_against_themselves_change_nothing() {
         ),
     ];
     let reserialized = load::parse("yaml", texts).unwrap();
-    assert!(super::super::changes(&base, &reserialized).is_empty());
+    assert!(licensing_spec_diff::changes(&base, &reserialized).is_empty());
 }
 
 #[test]

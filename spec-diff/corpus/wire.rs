@@ -20,8 +20,8 @@
 //! their own side refuses witness nothing and are left out, while a sample a mutation
 //! gives must be valid on its side or the proof stops.
 //!
-//! It reads no compiler, so it runs with `cargo test -p xtask` as well as in the corpus,
-//! and is not recorded in `proven.json`.
+//! It reads no compiler, so it runs with `cargo test -p licensing-spec-diff` as well as in
+//! the corpus, and is not recorded in `proven.json`.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -33,9 +33,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::{Mutation, Sample, apply, example_samples, typescript};
-use crate::spec_diff::load::{self, Side};
-use crate::spec_diff::rules::{Verdict, Verdicts};
-use licensing_codegen::spec::resolve_parameter;
+use licensing_spec::resolve_parameter;
+use licensing_spec_diff::load::{self, Side};
+use licensing_spec_diff::rules::{Verdict, Verdicts};
 
 /// Samples only the wire proof reads (the compilers' consumers never see them: a request
 /// value a new client sends is no reply an old client reads).

@@ -1,5 +1,5 @@
 //! The two sides of a comparison: both specs read from a directory or from a git revision,
-//! each parsed and checked by the generator's own spec model (`licensing_codegen::spec`),
+//! each parsed and checked by the generator's own spec model (`licensing-spec`),
 //! so that a document the SDK could not be generated from is a usage error naming its file.
 
 use std::path::Path;
@@ -50,10 +50,11 @@ impl std::fmt::Display for UsageError {
 }
 
 /// `source` is a directory holding `order.yaml` and `member.yaml`, or else a git revision
-/// of the repository at `root`, resolved to a commit and read as `git show COMMIT:spec/<file>`.
+/// of the repository at `root`, resolved to a commit and read as `git show
+/// COMMIT:<spec_dir>/<file>` (`spec_dir` from the repository's top).
 /// A value that starts with `-` is neither: git would take it as an option (`--output=…`
 /// writes files), so it is refused before anything runs (`./-dir` names such a directory).
-pub fn side(root: &Path, source: &str) -> Result<Side, UsageError> {
+pub fn side(root: &Path, spec_dir: &str, source: &str) -> Result<Side, UsageError> {
     if source.starts_with('-') {
         return Err(UsageError(format!(
             "--base: `{}` starts with `-`: give a git revision or a directory, not an option \
@@ -73,7 +74,7 @@ pub fn side(root: &Path, source: &str) -> Result<Side, UsageError> {
     if dir.is_dir() {
         return from_dir(&dir, source);
     }
-    from_git(root, source)
+    from_git(root, spec_dir, source)
 }
 
 pub fn from_dir(dir: &Path, label: &str) -> Result<Side, UsageError> {
@@ -111,11 +112,12 @@ fn commit_of(root: &Path, rev: &str) -> Result<String, UsageError> {
     Ok(commit)
 }
 
-fn from_git(root: &Path, rev: &str) -> Result<Side, UsageError> {
+fn from_git(root: &Path, spec_dir: &str, rev: &str) -> Result<Side, UsageError> {
     let commit = commit_of(root, rev)?;
+    let spec_dir = spec_dir.trim_end_matches('/');
     let mut texts = Vec::new();
     for (service, file) in FILES {
-        let object = format!("{commit}:spec/{file}");
+        let object = format!("{commit}:{spec_dir}/{file}");
         let output = Command::new("git")
             .args(["show", "--end-of-options", &object])
             .current_dir(root)
@@ -129,7 +131,7 @@ fn from_git(root: &Path, rev: &str) -> Result<Side, UsageError> {
         }
         let text = String::from_utf8(output.stdout)
             .map_err(|_| UsageError(format!("{object}: not UTF-8")))?;
-        texts.push((service, format!("{rev}:spec/{file}"), text));
+        texts.push((service, format!("{rev}:{spec_dir}/{file}"), text));
     }
     let mut side = parse(&format!("{rev} (commit {commit})"), texts)?;
     side.source = Source::Revision {
@@ -143,11 +145,11 @@ fn from_git(root: &Path, rev: &str) -> Result<Side, UsageError> {
 pub fn parse(label: &str, texts: Vec<(&'static str, String, String)>) -> Result<Side, UsageError> {
     let mut specs = Vec::new();
     for (service, file, text) in texts {
-        let api = licensing_codegen::spec::load(&text)
+        let api = licensing_spec::load(&text)
             .map_err(|e| UsageError(format!("{file}: {}", one_line(&e))))?;
         // The facts the SDK needs of every operation: a spec the generator refuses is
         // not a version anyone could be handed.
-        licensing_codegen::spec::operations(&api)
+        licensing_spec::operations(&api)
             .map_err(|e| UsageError(format!("{file}: {}", one_line(&e))))?;
         specs.push(Loaded {
             service,

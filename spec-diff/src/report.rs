@@ -47,9 +47,11 @@ pub struct Package {
     pub uses_sdk: bool,
 }
 
-/// The workspace's published packages, from `cargo metadata`.
+/// The published packages of the cargo workspace at `root`, from `cargo metadata` (the
+/// `cargo` that runs this process, else the one on `PATH`).
 pub fn packages(root: &Path) -> Result<Vec<Package>, String> {
-    let output = Command::new(env!("CARGO"))
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
         .args([
             "metadata",
             "--format-version",
@@ -59,10 +61,11 @@ pub fn packages(root: &Path) -> Result<Vec<Package>, String> {
         ])
         .current_dir(root)
         .output()
-        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+        .map_err(|e| format!("{}: cannot run cargo metadata: {e}", root.display()))?;
     if !output.status.success() {
         return Err(format!(
-            "cargo metadata failed: {}",
+            "{}: cargo metadata failed: {}",
+            root.display(),
             String::from_utf8_lossy(&output.stderr).trim()
         ));
     }
@@ -219,11 +222,12 @@ fn source(side: &Side) -> String {
     }
 }
 
+/// The report as markdown; `bumps` is `None` when no workspace was given.
 pub fn markdown(
     base: &Side,
     head: &Side,
     changes: &[Change],
-    bumps: &BTreeMap<String, Bump>,
+    bumps: Option<&BTreeMap<String, Bump>>,
 ) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Spec changes: {} → {}\n", source(base), source(head));
@@ -266,7 +270,12 @@ pub fn markdown(
             out.push('\n');
         }
     }
-    out.push_str("## Versions\n\n| package | bump |\n|---|---|\n");
+    out.push_str("## Versions\n\n");
+    let Some(bumps) = bumps else {
+        out.push_str("Not judged: no cargo workspace was given (`--workspace`).\n");
+        return out;
+    };
+    out.push_str("| package | bump |\n|---|---|\n");
     for (name, bump) in bumps {
         let _ = writeln!(out, "| {} | {} |", markdown::text(name), to_word(*bump));
     }
@@ -285,7 +294,7 @@ pub fn to_word(b: Bump) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec_diff::rules::{Dir, Kind, verdicts};
+    use crate::rules::{Dir, Kind, verdicts};
 
     fn change(kind: Kind, dir: Dir) -> Change {
         Change {
@@ -390,11 +399,23 @@ mod tests {
         unused.operation = None;
         let c = [unused];
         let (base, head) = (side(Source::Texts), side(Source::Texts));
-        let text = markdown(&base, &head, &c, &bumps(&c, &packages()));
+        let text = markdown(&base, &head, &c, Some(&bumps(&c, &packages())));
         assert!(text.contains("## order: \\(no operation\\)"), "{text}");
         assert!(
             text.contains("| wire: old clients | wire: new clients |"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn markdown_without_a_workspace_says_no_version_was_judged() {
+        let c = [change(Kind::OperationRemoved, Dir::Both)];
+        let (base, head) = (side(Source::Texts), side(Source::Texts));
+        let text = markdown(&base, &head, &c, None);
+        let versions = &text[text.find("## Versions").expect("the section")..];
+        assert!(versions.contains("Not judged"), "{text}");
+        assert!(!versions.contains("| package | bump |"), "{text}");
+        // The changes are all there: the versions are what a workspace adds.
+        assert!(text.contains("**breaking**"), "{text}");
     }
 }

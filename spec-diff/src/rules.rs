@@ -1,6 +1,7 @@
 //! The rules: for each kind of change and the direction the touched part travels in, what
-//! it does to each consumer. `cargo xtask spec-diff-corpus` proves every rule against the
-//! compilers (see `corpus.rs`); the comments say why each verdict is what it is.
+//! it does to each consumer. The corpus in the repository (`spec-diff/corpus/`, `cargo
+//! xtask spec-diff-corpus`) proves every rule against the compilers; the comments say why
+//! each verdict is what it is.
 //!
 //! The consumers:
 //!

@@ -1,6 +1,6 @@
-//! `cargo xtask spec-diff` as a process: what `--base` accepts, and what a hostile head
-//! spec can do to the markdown report (nothing: a pull request's own spec must not edit
-//! the comment its gate writes).
+//! `licensing-spec-diff` as a process: what `--base` accepts, what a hostile head spec can
+//! do to the markdown report (nothing: a pull request's own spec must not edit the comment
+//! its gate writes), and that it runs on a copy of the specs outside this repository.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -16,8 +16,7 @@ fn root() -> PathBuf {
 }
 
 fn spec_diff(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .arg("spec-diff")
+    Command::new(env!("CARGO_BIN_EXE_licensing-spec-diff"))
         .args(args)
         .current_dir(cwd)
         .output()
@@ -167,9 +166,23 @@ fn a_hostile_head_spec_adds_no_heading_row_html_or_link_to_the_markdown() {
     hostile_head(dir.path());
     let root = root();
     let head = dir.path().to_str().unwrap();
-    let md = spec_diff(&["--base", "spec", "--head", head], &root);
+    // With the workspace, as `cargo xtask spec-diff` runs it: the versions table too.
+    let workspace = root.to_str().unwrap();
+    let md = spec_diff(
+        &["--base", "spec", "--head", head, "--workspace", workspace],
+        &root,
+    );
     let json = spec_diff(
-        &["--base", "spec", "--head", head, "--format", "json"],
+        &[
+            "--base",
+            "spec",
+            "--head",
+            head,
+            "--format",
+            "json",
+            "--workspace",
+            workspace,
+        ],
         &root,
     );
     assert_eq!(
@@ -215,6 +228,7 @@ fn a_hostile_head_spec_adds_no_heading_row_html_or_link_to_the_markdown() {
     // Its own rows only: each group's header and one row a change of seven cells, then
     // the versions table's header and one row a package, of two.
     let bumps = report["bump"].as_object().unwrap().len();
+    assert!(bumps > 0, "the workspace's packages: {report}");
     let change_rows: Vec<usize> = r.rows[..r.rows.len() - bumps - 1].to_vec();
     assert_eq!(change_rows.len(), changes.len() + groups.len(), "{text}");
     assert!(
@@ -226,4 +240,123 @@ fn a_hostile_head_spec_adds_no_heading_row_html_or_link_to_the_markdown() {
     assert!(!text.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{text:?}");
     // The value is still there to read, escaped.
     assert!(text.contains("Forged heading"), "{text}");
+}
+
+fn run_git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=partner",
+            "-c",
+            "user.email=partner@example.com",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// A partner's repository outside this one, its copy of the specs in a folder of its own:
+/// compared by revision (`--spec-dir`) and by directory, with no cargo workspace.
+#[test]
+fn a_partners_copy_of_the_specs_is_compared_outside_this_repository() {
+    let partner = tempfile::tempdir().expect("tempdir");
+    let copy = partner.path().join("vendor/licensing");
+    std::fs::create_dir_all(&copy).unwrap();
+    let root = root();
+    for file in ["order.yaml", "member.yaml"] {
+        std::fs::copy(root.join("spec").join(file), copy.join(file)).unwrap();
+    }
+    run_git(partner.path(), &["init", "--quiet"]);
+    run_git(partner.path(), &["add", "vendor"]);
+    run_git(partner.path(), &["commit", "--quiet", "-m", "the specs"]);
+    let commit = git(partner.path(), &["rev-parse", "HEAD"]);
+    // The next version: one operation less.
+    let text = std::fs::read_to_string(copy.join("order.yaml")).unwrap();
+    let mut doc = licensing_spec::raw(&text).unwrap();
+    let paths = doc["paths"].as_object_mut().unwrap();
+    let removed = paths.keys().next().unwrap().clone();
+    paths.remove(&removed);
+    std::fs::write(
+        copy.join("order.yaml"),
+        licensing_spec::to_yaml(&doc).unwrap(),
+    )
+    .unwrap();
+
+    let args = ["--base", "HEAD", "--spec-dir", "vendor/licensing"];
+    let json = spec_diff(&[&args[..], &["--format", "json"]].concat(), partner.path());
+    assert_eq!(json.status.code(), Some(1), "{json:?}");
+    let report: Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(report["base"]["kind"], "revision");
+    assert_eq!(report["base"]["commit"], commit.as_str());
+    assert_eq!(report["head"]["kind"], "directory");
+    let removed_pointer = format!("/paths/{}", removed.replace('~', "~0").replace('/', "~1"));
+    let changes = report["changes"].as_array().unwrap();
+    assert!(
+        changes
+            .iter()
+            .any(|c| c["pointer"].as_str().unwrap().starts_with(&removed_pointer)),
+        "{changes:?}"
+    );
+    // No workspace given: no version judged, and the markdown says so.
+    assert_eq!(report["bump"], serde_json::json!({}));
+    let md = spec_diff(&args, partner.path());
+    assert_eq!(md.status.code(), Some(1));
+    let text = String::from_utf8(md.stdout).unwrap();
+    assert!(text.contains("Not judged: no cargo workspace"), "{text}");
+
+    // The same two versions as directories, and a version against itself.
+    let old = partner.path().join("old");
+    std::fs::create_dir(&old).unwrap();
+    for file in ["order.yaml", "member.yaml"] {
+        let blob = format!("HEAD:vendor/licensing/{file}");
+        let out = Command::new("git")
+            .args(["show", &blob])
+            .current_dir(partner.path())
+            .output()
+            .unwrap();
+        std::fs::write(old.join(file), out.stdout).unwrap();
+    }
+    let by_dir = spec_diff(
+        &[
+            "--base",
+            "old",
+            "--head",
+            "vendor/licensing",
+            "--format",
+            "json",
+        ],
+        partner.path(),
+    );
+    assert_eq!(by_dir.status.code(), Some(1), "{by_dir:?}");
+    let by_dir: Value = serde_json::from_slice(&by_dir.stdout).unwrap();
+    assert_eq!(by_dir["changes"], report["changes"]);
+    let same = spec_diff(&["--base", "old", "--head", "old"], partner.path());
+    assert_eq!(same.status.code(), Some(0), "{same:?}");
+    assert!(String::from_utf8_lossy(&same.stdout).contains("No change."));
+}
+
+/// A side the generator would refuse is no version anyone could be handed: exit 2, the
+/// message naming the file, nothing on stdout.
+#[test]
+fn a_spec_that_is_not_openapi_exits_2_naming_its_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = root();
+    std::fs::copy(
+        root.join("spec/member.yaml"),
+        dir.path().join("member.yaml"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("order.yaml"),
+        "openapi: 3.0.3\npaths: [1, 2]\n",
+    )
+    .unwrap();
+    let head = dir.path().to_str().unwrap();
+    let out = spec_diff(&["--base", "spec", "--head", head], &root);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("order.yaml"), "{stderr}");
+    assert!(out.stdout.is_empty());
 }

@@ -25,11 +25,13 @@
 //!   `partner_build.rs`).
 //! * `spec-diff --base <DIR|REV> [--head DIR] [--format markdown|json]`: every change
 //!   between two versions of the specs, judged for each consumer, and the version each
-//!   published package needs (see `spec_diff.rs`); exit 1 when a consumer breaks, 2 on an
-//!   unreadable or invalid spec.
-//! * `spec-diff-corpus [--only ID]`: the proof of spec-diff's rules: each mutation of
-//!   `xtask/spec-diff/mutations/` applied to the specs, with consumers of the old version
-//!   built against the code generated from the new one (see `spec_diff/corpus.rs`).
+//!   published package needs; exit 1 when a consumer breaks, 2 on an unreadable or
+//!   invalid spec. An alias of `licensing-spec-diff` (`spec-diff/`) with this
+//!   repository's `spec/`, git repository and workspace.
+//! * `spec-diff-corpus [--only ID] [--stale]`: the proof of spec-diff's rules: each
+//!   mutation of `spec-diff/corpus/mutations/` applied to the specs, with consumers of the
+//!   old version built against the code generated from the new one; an alias of
+//!   `cargo run -p licensing-spec-diff --example corpus`.
 
 mod bench;
 mod clients;
@@ -40,7 +42,6 @@ mod ops;
 mod partner_build;
 mod samples;
 mod spec;
-mod spec_diff;
 mod toolchain;
 
 use std::path::{Path, PathBuf};
@@ -124,8 +125,9 @@ enum Command {
     PartnerBuild,
     /// Every change between two versions of spec/order.yaml and spec/member.yaml, judged
     /// for the wire, Rust, TypeScript, Python and the JSON Schemas, with the version bump
-    /// each published package needs. Exit 0: nothing breaks; 1: a consumer breaks; 2: a
-    /// spec cannot be read or is invalid.
+    /// each published package needs (licensing-spec-diff, spec-diff/, with this
+    /// repository's paths). Exit 0: nothing breaks; 1: a consumer breaks; 2: a spec cannot
+    /// be read or is invalid.
     SpecDiff {
         /// The old version: a directory holding order.yaml and member.yaml, or a git
         /// revision (its spec/ is read with `git show`).
@@ -135,16 +137,17 @@ enum Command {
         #[arg(long)]
         head: Option<PathBuf>,
         #[arg(long, value_enum, default_value = "markdown")]
-        format: spec_diff::Format,
+        format: licensing_spec_diff::Format,
     },
-    /// Prove spec-diff's rules: apply each mutation of xtask/spec-diff/mutations/ and build
-    /// Rust, TypeScript and Python consumers of the old specs against the new generated
-    /// code (minutes: one SDK build per mutation).
+    /// Prove spec-diff's rules: apply each mutation of spec-diff/corpus/mutations/ and
+    /// build Rust, TypeScript and Python consumers of the old specs against the new
+    /// generated code (minutes: one SDK build per mutation). Runs the package's `corpus`
+    /// example.
     SpecDiffCorpus {
         /// Only the mutations whose id contains one of these comma-separated texts.
         #[arg(long)]
         only: Option<String>,
-        /// Only the mutations whose recorded proof (`xtask/spec-diff/proven.json`) no
+        /// Only the mutations whose recorded proof (`spec-diff/corpus/proven.json`) no
         /// longer holds: what they read changed since it was recorded.
         #[arg(long)]
         stale: bool,
@@ -156,7 +159,14 @@ fn main() -> ExitCode {
     let root = workspace_root();
     // Its own exit codes: 1 is a finding (a breaking change), 2 a usage error.
     if let Command::SpecDiff { base, head, format } = &cli.command {
-        return ExitCode::from(spec_diff::run(&root, base, head.as_deref(), *format));
+        return ExitCode::from(licensing_spec_diff::run(&licensing_spec_diff::Options {
+            base: base.clone(),
+            head: head.clone(),
+            repo: root.clone(),
+            spec_dir: "spec".into(),
+            workspace: Some(root.clone()),
+            format: *format,
+        }));
     }
     let outcome = match cli.command {
         Command::ExportSchemas { check: false } => export::write(&root).map(|()| true),
@@ -189,9 +199,7 @@ fn main() -> ExitCode {
         } => console::run(&root, browser, save_screenshot).map(|()| true),
         Command::PartnerBuild => partner_build::run(&root).map(|()| true),
         Command::SpecDiff { .. } => unreachable!("handled above"),
-        Command::SpecDiffCorpus { only, stale } => {
-            spec_diff::corpus::run(&root, only.as_deref(), stale)
-        }
+        Command::SpecDiffCorpus { only, stale } => corpus(&root, only.as_deref(), stale),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,
@@ -210,4 +218,29 @@ fn workspace_root() -> PathBuf {
         .parent()
         .expect("xtask lives one level below the workspace root")
         .to_path_buf()
+}
+
+/// `cargo xtask spec-diff-corpus`: the corpus example of licensing-spec-diff, run by the
+/// cargo that runs this process; Ok(false) when it reports a disagreement.
+fn corpus(root: &Path, only: Option<&str>, stale: bool) -> anyhow::Result<bool> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = std::process::Command::new(cargo);
+    command
+        .args([
+            "run",
+            "--quiet",
+            "-p",
+            "licensing-spec-diff",
+            "--example",
+            "corpus",
+            "--",
+        ])
+        .current_dir(root);
+    if let Some(only) = only {
+        command.args(["--only", only]);
+    }
+    if stale {
+        command.arg("--stale");
+    }
+    Ok(command.status()?.success())
 }
