@@ -15,6 +15,12 @@
 //!   the target directory; `--test` runs a scenario in each language against
 //!   `licensing-sim`; an alias of `licensing-clients` (`clients/driver/`, see
 //!   `clients/README.md`).
+//! * `dist [--check]`: the packages a partner installs without a Rust toolchain (the
+//!   `licensing-sandbox` wheel and npm packages: the simulator, the proxy and the command
+//!   line with a Python API and pytest fixtures, or a typed Node API) into `target/dist/`;
+//!   `--check` installs each in a fresh environment with no `cargo` or `rustc` on PATH and
+//!   runs its example suite; an alias of `licensing_clients::dist` (see
+//!   `clients/sandbox/README.md`).
 //! * `docs [--check]`: the API reference pages of the three specs; `--check` verifies them
 //!   in headless Chromium and saves screenshots (see `docs.rs`).
 //! * `console [--browser chromium|firefox] [--save-screenshot]`: the simulator's sandbox
@@ -104,6 +110,13 @@ enum Command {
         #[arg(long)]
         test: bool,
     },
+    /// Build the packages for pip and npm (and their binaries) into target/dist/.
+    Dist {
+        /// Also install each in a fresh environment without a Rust toolchain on PATH and
+        /// run its example suite and lifecycle checks.
+        #[arg(long)]
+        check: bool,
+    },
     /// Render the API reference pages of spec/*.yaml into the target directory.
     Docs {
         /// Also check the rendered pages in headless Chromium and save screenshots.
@@ -191,6 +204,10 @@ fn main() -> ExitCode {
         .map(|()| true),
         Command::Clients { test } => {
             clients::run_all(&root, &clients::Options { test }).map(|()| true)
+        }
+        Command::Dist { check } => {
+            licensing_clients::dist::run_all(&root, &licensing_clients::dist::Options { check })
+                .map(|()| true)
         }
         Command::Docs { check } => docs::run_all(&root, check).map(|()| true),
         Command::Console {

@@ -31,6 +31,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, anyhow};
 
+pub mod dist;
 pub mod examples;
 pub mod guide;
 pub mod journal;

@@ -1,6 +1,7 @@
 //! `licensing-clients [--test]`: the TypeScript and Python clients of the specs, generated
 //! into the target directory and, with `--test`, run against `licensing-sim` (see the
 //! library's documentation and `clients/README.md`). `cargo xtask clients` runs the same.
+//! `licensing-clients dist [--check]`: the packages of `target/dist/` (`cargo xtask dist`).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -17,6 +18,19 @@ struct Cli {
     /// licensing-sim.
     #[arg(long)]
     test: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Build the packages for other languages' package managers into target/dist/ (what
+    /// `cargo xtask dist` runs).
+    Dist {
+        /// Also install each without a Rust toolchain on PATH and run its example suite.
+        #[arg(long)]
+        check: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -25,7 +39,13 @@ fn main() -> ExitCode {
         .parent()
         .and_then(Path::parent)
         .expect("clients/driver lives two levels below the repository's root");
-    match licensing_clients::run(root, &licensing_clients::Options { test: cli.test }) {
+    let outcome = match cli.command {
+        Some(Command::Dist { check }) => {
+            licensing_clients::dist::run_all(root, &licensing_clients::dist::Options { check })
+        }
+        None => licensing_clients::run(root, &licensing_clients::Options { test: cli.test }),
+    };
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");

@@ -1,0 +1,261 @@
+//! `cargo xtask dist [--check]`: the packages a partner installs without a Rust toolchain,
+//! built into `<target>/dist/` from the release binaries (see `clients/sandbox/README.md`).
+//!
+//! * `licensing_sandbox-<version>-py3-none-manylinux_<glibc>_x86_64.whl`: the stripped
+//!   `licensing-sim`, `licensing-proxy` and `licensing` on the venv's PATH, the module
+//!   `licensing_sandbox` and its pytest plugin ([`python`]);
+//! * `licensing-sandbox-<version>.tgz` and `licensing-sandbox-linux-x64-<version>.tgz`: the
+//!   npm package with `startSandbox` and the `npx` programs, and the platform package with
+//!   the binaries, its optional dependency ([`node`]).
+//!
+//! `--check` then installs each package in a fresh environment whose `PATH` holds no
+//! `cargo` and no `rustc`, from `<target>/dist/` alone (the example suites' own test
+//! runner from its registry, hash-pinned), and runs the example suite and the checks that
+//! no simulator outlives a run, a failing test, Ctrl-C or a killed test runner.
+
+mod node;
+mod python;
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use crate::toolchain::{self, done, run, step};
+
+/// What a run does besides building.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Install each package without a Rust toolchain on PATH and run its example suite.
+    pub check: bool,
+}
+
+/// The three programs the packages carry: (package, features, binary).
+const PROGRAMS: [(&str, &str, &str); 3] = [
+    ("licensing-sim", "bin", "licensing-sim"),
+    ("licensing-proxy", "", "licensing-proxy"),
+    ("licensing-cli", "", "licensing"),
+];
+
+/// Where the packages are built from: the workspace's version and the stripped binaries.
+pub(crate) struct Release {
+    /// The SDK's version, which every package takes.
+    pub version: String,
+    /// `<target>/dist`, where the packages go.
+    pub dist: PathBuf,
+    /// The stripped binaries, by binary name.
+    pub binaries: Vec<(String, PathBuf)>,
+}
+
+/// Builds every package (and checks them with `options.check`), printing each step.
+pub fn run_all(root: &Path, options: &Options) -> Result<()> {
+    let started = Instant::now();
+    let (target, version) = metadata(root)?;
+    let dist = target.join("dist");
+    let binaries = release_binaries(root, &target, &dist.join("build").join("bin"))?;
+    let release = Release {
+        version,
+        dist,
+        binaries,
+    };
+    let wheel = python::wheel(root, &release)?;
+    let tarballs = node::pack(root, &release)?;
+    let mut lines = vec![size_line(&wheel)?];
+    for tarball in &tarballs {
+        lines.push(size_line(tarball)?);
+    }
+    if options.check {
+        lines.extend(python::check(root, &release, &wheel)?);
+        lines.extend(node::check(root, &release, &tarballs)?);
+    }
+    eprintln!("\ndist ({:.0} s):", started.elapsed().as_secs_f64());
+    for line in lines {
+        eprintln!("  {line}");
+    }
+    Ok(())
+}
+
+/// The target directory and the SDK's version, from `cargo metadata`.
+fn metadata(root: &Path) -> Result<(PathBuf, String)> {
+    let output = Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--no-deps", "--locked"])
+        .current_dir(root)
+        .output()
+        .context("running cargo metadata")?;
+    if !output.status.success() {
+        bail!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let meta: Value = serde_json::from_slice(&output.stdout)?;
+    let target = meta["target_directory"]
+        .as_str()
+        .context("cargo metadata without target_directory")?;
+    let version = meta["packages"]
+        .as_array()
+        .and_then(|packages| {
+            packages
+                .iter()
+                .find(|p| p["name"] == "licensing-sdk")
+                .and_then(|p| p["version"].as_str())
+        })
+        .context("cargo metadata without the licensing-sdk package")?;
+    Ok((PathBuf::from(target), version.to_owned()))
+}
+
+/// Each program built in release (one `cargo build` each, as its own README builds it, so
+/// that the features of one do not change the build of another and a build already there
+/// is reused), then copied stripped of its symbols into `out`.
+fn release_binaries(root: &Path, target: &Path, out: &Path) -> Result<Vec<(String, PathBuf)>> {
+    let t = step("release binaries: licensing-sim, licensing-proxy, licensing");
+    toolchain::remove(out)?;
+    fs::create_dir_all(out)?;
+    let mut binaries = Vec::new();
+    for (package, features, binary) in PROGRAMS {
+        let mut command = Command::new(env!("CARGO"));
+        command.args(["build", "--release", "--locked", "-p", package]);
+        if !features.is_empty() {
+            command.args(["--features", features]);
+        }
+        run(command.args(["--bin", binary]).current_dir(root))?;
+        let built = target.join("release").join(binary);
+        let stripped = out.join(binary);
+        run(Command::new("strip")
+            .arg("--strip-all")
+            .arg("-o")
+            .arg(&stripped)
+            .arg(&built))?;
+        eprintln!(
+            "{binary}: {} stripped ({} built)",
+            mib(file_size(&stripped)?),
+            mib(file_size(&built)?)
+        );
+        binaries.push((binary.to_owned(), stripped));
+    }
+    done(t);
+    Ok(binaries)
+}
+
+/// Copies the directory `from` into `to` (made anew), leaving out Python's caches.
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    toolchain::remove(to)?;
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name == "__pycache__" || name == ".pytest_cache" || name == "node_modules" {
+            continue;
+        }
+        let (source, target) = (entry.path(), to.join(&name));
+        if entry.file_type()?.is_dir() {
+            copy_tree(&source, &target)?;
+        } else {
+            fs::copy(&source, &target).with_context(|| {
+                format!("cannot copy {} to {}", source.display(), target.display())
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// A `PATH` of the system's own directories and `first`, checked to hold neither `cargo`
+/// nor `rustc`: what a partner without a Rust toolchain has.
+pub(crate) fn path_without_rust(first: &Path) -> Result<OsString> {
+    let dirs = [first, Path::new("/usr/bin"), Path::new("/bin")];
+    for dir in dirs {
+        for tool in ["cargo", "rustc", "rustup"] {
+            if dir.join(tool).exists() {
+                bail!(
+                    "{} is on the check's PATH ({}): the check needs a machine whose \
+                     system directories hold no Rust toolchain",
+                    tool,
+                    dir.display()
+                );
+            }
+        }
+    }
+    Ok(std::env::join_paths(dirs)?)
+}
+
+/// A command with a clean environment: `PATH` as given, `HOME` and the temporary
+/// directory kept, nothing of cargo's, rustup's or the simulator's variables.
+pub(crate) fn clean_command(program: impl AsRef<std::ffi::OsStr>, path: &OsString) -> Command {
+    let mut command = Command::new(program);
+    command.env_clear().env("PATH", path);
+    for keep in ["HOME", "TMPDIR", "LANG", "TERM"] {
+        if let Some(value) = std::env::var_os(keep) {
+            command.env(keep, value);
+        }
+    }
+    command
+}
+
+/// Runs a command and returns how long it took, failing as [`run`] does.
+pub(crate) fn timed(command: &mut Command) -> Result<f64> {
+    let started = Instant::now();
+    run(command)?;
+    Ok(started.elapsed().as_secs_f64())
+}
+
+pub(crate) fn file_size(path: &Path) -> Result<u64> {
+    Ok(fs::metadata(path)
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .len())
+}
+
+/// A size in MiB, or in KiB below one MiB.
+pub(crate) fn mib(bytes: u64) -> String {
+    if bytes < 1024 * 1024 {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+    }
+}
+
+fn size_line(package: &Path) -> Result<String> {
+    Ok(format!(
+        "{}: {}",
+        package.file_name().unwrap_or_default().to_string_lossy(),
+        mib(file_size(package)?)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    #[test]
+    fn the_check_path_refuses_a_directory_holding_cargo() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cargo"), "").unwrap();
+        let error = super::path_without_rust(dir.path()).unwrap_err();
+        assert!(
+            error.to_string().contains("cargo is on the check's PATH"),
+            "{error}"
+        );
+        let empty = tempfile::tempdir().unwrap();
+        let path = super::path_without_rust(empty.path()).unwrap();
+        let dirs: Vec<_> = std::env::split_paths(&path).collect();
+        assert_eq!(
+            dirs,
+            [empty.path(), Path::new("/usr/bin"), Path::new("/bin")]
+        );
+    }
+
+    #[test]
+    fn copying_a_tree_leaves_python_caches_out() {
+        let from = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(from.path().join("pkg/__pycache__")).unwrap();
+        std::fs::write(from.path().join("pkg/mod.py"), "x = 1\n").unwrap();
+        std::fs::write(from.path().join("pkg/__pycache__/mod.pyc"), "").unwrap();
+        let to = tempfile::tempdir().unwrap();
+        super::copy_tree(from.path(), &to.path().join("copy")).unwrap();
+        assert!(to.path().join("copy/pkg/mod.py").exists());
+        assert!(!to.path().join("copy/pkg/__pycache__").exists());
+    }
+}

@@ -1,0 +1,316 @@
+// The licensing platform's simulator for tests in Node: `startSandbox(options)` starts
+// `licensing-sim` (from the platform package, `licensing-sandbox-<os>-<cpu>`) on a free
+// loopback port and resolves once it answers. Types: index.d.ts.
+
+import { execFile, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const DEFAULT_APP_TOKEN = "sim-app-token";
+export const DEFAULT_CLIENT_TOKEN = "sim-client-token";
+export const DEFAULT_USER_TOKEN = "sim-user-token";
+
+/** Milliseconds `startSandbox` waits for the simulator to say where it listens and answer. */
+export const START_TIMEOUT_MS = 30_000;
+/** Milliseconds each admin request may take. */
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** Milliseconds `stop` waits for a clean stop before it kills the process. */
+export const STOP_TIMEOUT_MS = 10_000;
+/** Bytes of an admin reply read at most. */
+export const MAX_REPLY_BYTES = 256 * 1024 * 1024;
+
+const PROGRAMS = ["licensing-sim", "licensing-proxy", "licensing"];
+const TOKENS = ["appToken", "clientToken", "userToken", "adminToken"];
+const COVERAGE_FORMATS = { ".json": "json", ".xml": "junit" };
+
+/** The simulator could not be started, or its admin API refused a request. */
+export class SandboxError extends Error {
+  constructor(message, status, field) {
+    super(message);
+    this.name = "SandboxError";
+    this.status = status;
+    this.field = field;
+  }
+}
+
+/**
+ * The path of one of the programs (`licensing-sim`, `licensing-proxy`, `licensing`):
+ * `LICENSING_SANDBOX_BIN_DIR` when set, else the platform package's.
+ */
+export function binary(name) {
+  if (!PROGRAMS.includes(name)) throw new SandboxError(`no program ${name}`);
+  const exe = process.platform === "win32" ? `${name}.exe` : name;
+  const dir = process.env.LICENSING_SANDBOX_BIN_DIR;
+  if (dir) return join(dir, exe);
+  const platform = `licensing-sandbox-${process.platform}-${process.arch}`;
+  try {
+    return createRequire(import.meta.url).resolve(`${platform}/bin/${exe}`);
+  } catch {
+    throw new SandboxError(
+      `${platform} is not installed: it is licensing-sandbox's optional dependency for this platform ` +
+        `(npm leaves it out on another platform, or with --omit=optional); or set LICENSING_SANDBOX_BIN_DIR`,
+    );
+  }
+}
+
+/** `trialMemberLimit: 5` as `--trial-member-limit 5`; `true` as the bare flag. */
+function flags(options) {
+  const args = [];
+  for (const [key, value] of Object.entries(options)) {
+    const flag = "--" + key.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase());
+    for (const item of Array.isArray(value) ? value : [value]) {
+      if (item === true) args.push(flag);
+      else if (item !== false && item !== null && item !== undefined) args.push(flag, String(item));
+    }
+  }
+  return args;
+}
+
+/** Every simulator this process started and has not seen end: asked to stop when the
+ * process exits (an exit that runs no handler, a signal's, closes their stdin instead). */
+const running = new Set();
+process.on("exit", () => {
+  for (const child of running) child.kill("SIGTERM");
+});
+
+/**
+ * Starts `licensing-sim` and resolves once it answers.
+ * @param {import("./index.js").SandboxOptions} [options]
+ */
+export async function startSandbox(options = {}) {
+  const { seed, stateFile, timeoutMs = START_TIMEOUT_MS, ...rest } = options;
+  const tokens = {
+    appToken: rest.appToken ?? DEFAULT_APP_TOKEN,
+    clientToken: rest.clientToken ?? DEFAULT_CLIENT_TOKEN,
+    userToken: rest.userToken ?? DEFAULT_USER_TOKEN,
+    adminToken: "adminToken" in rest ? rest.adminToken : randomBytes(24).toString("base64url"),
+  };
+  for (const name of TOKENS) delete rest[name];
+  // Tokens go through the environment, not the command line other users can read; each
+  // is set or removed, so that an inherited one cannot differ from the one reported.
+  const env = { ...process.env };
+  for (const name of TOKENS) {
+    const variable = "LICENSING_SIM_" + name.replace(/[A-Z]/g, (c) => "_" + c).toUpperCase();
+    if (tokens[name] === null || tokens[name] === undefined) delete env[variable];
+    else env[variable] = tokens[name];
+  }
+  const args = flags({ addr: "127.0.0.1:0", ...rest, seed, stateFile });
+  const child = spawn(binary("licensing-sim"), [...args, "--exit-on-stdin-close"], {
+    env,
+    // A pipe on stdin that only this process holds: the simulator stops when it closes,
+    // however this process ends. In a process group of its own (POSIX), so the terminal's
+    // Ctrl-C reaches this process only, whose clean-up still finds the simulator running.
+    stdio: ["pipe", "pipe", "pipe"],
+    detached: process.platform !== "win32",
+  });
+  running.add(child);
+  child.on("exit", () => running.delete(child));
+  // Neither the child nor its pipes keep the event loop alive: a test runner can exit.
+  child.unref();
+  for (const stream of [child.stdin, child.stdout, child.stderr]) stream.unref?.();
+  child.stdin.on("error", () => {});
+  let log = "";
+  child.stderr.on("data", (chunk) => {
+    log = (log + chunk).slice(-4096);
+  });
+  try {
+    const url = await listening(child, timeoutMs, () => log);
+    const sandbox = new Sandbox(child, url, tokens);
+    await sandbox.waitUntilAnswering(Date.now() + timeoutMs);
+    await sandbox.checkpoint();
+    return sandbox;
+  } catch (error) {
+    await end(child);
+    throw error;
+  }
+}
+
+function listening(child, timeoutMs, log) {
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    const timer = setTimeout(() => fail(`licensing-sim said nothing within ${timeoutMs} ms`), timeoutMs);
+    const fail = (message) => {
+      clearTimeout(timer);
+      const tail = log().trim();
+      reject(new SandboxError(tail ? `${message}: ${tail}` : message));
+    };
+    child.on("error", (error) => fail(`licensing-sim did not start: ${error.message}`));
+    child.on("exit", (code) => setImmediate(() => fail(`licensing-sim did not start (exit status ${code})`)));
+    child.stdout.on("data", (chunk) => {
+      seen = (seen + chunk).slice(0, 4096);
+      const end = seen.indexOf("\n");
+      if (end < 0) return;
+      clearTimeout(timer);
+      const match = /^listening on (https?:\/\/\S+)$/.exec(seen.slice(0, end).trim());
+      if (match) resolve(match[1]);
+      else fail(`unexpected ${JSON.stringify(seen.slice(0, end))}`);
+    });
+  });
+}
+
+/** Ends the simulator: stdin closed, then SIGTERM, then SIGKILL after the timeout. */
+function end(child, timeoutMs = STOP_TIMEOUT_MS) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    const term = setTimeout(() => child.kill("SIGTERM"), Math.min(timeoutMs, 2000));
+    child.once("exit", () => {
+      clearTimeout(kill);
+      clearTimeout(term);
+      resolve();
+    });
+    child.stdin.end();
+  });
+}
+
+class Sandbox {
+  #child;
+  #checkpoint = null;
+
+  constructor(child, url, tokens) {
+    this.#child = child;
+    this.url = url;
+    this.pid = child.pid;
+    this.tokens = { app: tokens.appToken, client: tokens.clientToken, user: tokens.userToken, admin: tokens.adminToken ?? null };
+  }
+
+  toJSON() {
+    // The tokens stay out of logs and snapshots.
+    return { url: this.url, pid: this.pid };
+  }
+
+  async waitUntilAnswering(deadline) {
+    for (;;) {
+      try {
+        await this.clock();
+        return;
+      } catch (error) {
+        if (Date.now() > deadline || this.#child.exitCode !== null) {
+          throw new SandboxError(`licensing-sim at ${this.url} does not answer: ${error.message}`);
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+
+  /** Stops the simulator and resolves once it is gone (safe to call twice). */
+  stop() {
+    return end(this.#child);
+  }
+
+  async [Symbol.asyncDispose]() {
+    await this.stop();
+  }
+
+  /** One admin request (`path` below `/__sandbox/v1`): the decoded JSON reply or null. */
+  async request(method, path, body, query) {
+    let url = `${this.url}/__sandbox/v1${path}`;
+    const params = Object.entries(query ?? {}).filter(([, v]) => v !== undefined && v !== null);
+    if (params.length) url += "?" + new URLSearchParams(params.map(([k, v]) => [k, String(v)]));
+    const headers = {};
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (this.tokens.admin) headers.authorization = `Bearer ${this.tokens.admin}`;
+    const reply = await fetch(url, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const length = Number(reply.headers.get("content-length") ?? 0);
+    if (length > MAX_REPLY_BYTES) throw new SandboxError(`an admin reply of ${length} bytes`);
+    const text = await reply.text();
+    const json = text ? safeJson(text) : null;
+    if (!reply.ok) {
+      const message = json?.message ?? reply.statusText;
+      throw new SandboxError(`${method} ${path}: HTTP ${reply.status}: ${message}`, reply.status, json?.field);
+    }
+    return json;
+  }
+
+  reset(enterpriseGlobalId) {
+    return this.request("POST", "/reset", enterpriseGlobalId ? { enterpriseGlobalId } : {});
+  }
+  seed(seed = "demo") {
+    return typeof seed === "string"
+      ? this.request("POST", `/seeds/${encodeURIComponent(seed)}`)
+      : this.request("POST", "/seed", seed);
+  }
+  state() {
+    return this.request("GET", "/state");
+  }
+  importState(document) {
+    return this.request("PUT", "/state", document);
+  }
+  async checkpoint() {
+    this.#checkpoint = await this.state();
+  }
+  async restore() {
+    await this.clearFaults();
+    await this.reset();
+    if (this.#checkpoint !== null) await this.importState(this.#checkpoint);
+  }
+  journal(filters) {
+    return this.request("GET", "/journal", undefined, filters);
+  }
+  async clearJournal() {
+    await this.request("DELETE", "/journal");
+  }
+  faults() {
+    return this.request("GET", "/faults");
+  }
+  addFault(operation, fault, match = {}) {
+    return this.request("POST", "/faults", { operation, fault, ...match });
+  }
+  async removeFault(id) {
+    await this.request("DELETE", `/faults/${Number(id)}`);
+  }
+  async clearFaults() {
+    await this.request("DELETE", "/faults");
+  }
+  clock() {
+    return this.request("GET", "/clock");
+  }
+  setClock(nowMs, frozen = true) {
+    return this.request("PUT", "/clock", { now: Math.trunc(nowMs), frozen });
+  }
+  advanceClock({ ms = 0, seconds = 0, days = 0 } = {}) {
+    return this.request("POST", "/clock/advance", { ms: Math.trunc(ms + seconds * 1000 + days * 86_400_000) });
+  }
+
+  /** `licensing-proxy coverage` over the journal; written to `path` too when given. */
+  async coverage({ format, path } = {}) {
+    const suffix = path ? path.slice(path.lastIndexOf(".")).toLowerCase() : "";
+    const chosen = format ?? COVERAGE_FORMATS[suffix] ?? "markdown";
+    const dir = mkdtempSync(join(tmpdir(), "licensing-coverage-"));
+    try {
+      const journal = join(dir, "journal.json");
+      writeFileSync(journal, JSON.stringify(await this.journal()));
+      const report = await new Promise((resolve, reject) => {
+        execFile(
+          binary("licensing-proxy"),
+          ["coverage", "--format", chosen, journal],
+          { maxBuffer: MAX_REPLY_BYTES, timeout: 120_000 },
+          (error, stdout, stderr) =>
+            error ? reject(new SandboxError(`licensing-proxy coverage failed: ${stderr.slice(-2000)}`)) : resolve(stdout),
+        );
+      });
+      if (path) writeFileSync(path, report);
+      return report;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+function safeJson(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+export { Sandbox };

@@ -1,0 +1,123 @@
+"""Runs the example suite and three ways a run can end badly, each pytest in a child
+process, and checks by PID that no ``licensing-sim`` outlives any of them:
+
+1. the example suite (``test_story.py``), which must pass and write its coverage report;
+2. a failing test (``lifecycle/fails.py``), which must fail;
+3. Ctrl-C: SIGINT sent to pytest while a test runs (``lifecycle/waits.py``), as a terminal
+   sends it to its foreground group, of which the simulator is not a member;
+4. pytest killed (SIGKILL) while a test runs: no clean-up code runs at all, and the
+   simulator must end by itself, on its standard input's end.
+
+Usage: ``python check_lifecycle.py COVERAGE_FILE`` with the venv's python, pytest and the
+wheel installed. Exits non-zero naming the case that failed. POSIX only (signals, /proc
+or ``kill -0``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+#: Seconds any one case may take.
+CASE_TIMEOUT = 120
+
+
+def alive(pid: int) -> bool:
+    """Whether the process exists and is not a zombie waiting for its parent to reap it."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    stat = Path(f"/proc/{pid}/stat")
+    if stat.exists():
+        try:
+            return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except (OSError, IndexError):
+            return False
+    return True
+
+
+def gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def pytest(pid_file: Path, *args: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "LICENSING_EXAMPLE_PID_FILE": str(pid_file)}
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--licensing-seed", "demo", *args]
+    print("$", " ".join(command), flush=True)
+    return subprocess.Popen(command, cwd=HERE, env=env)
+
+
+def simulator_pid(pid_file: Path, child: subprocess.Popen[bytes]) -> int:
+    """The PID the session wrote, once it has (the simulator is then running)."""
+    deadline = time.monotonic() + CASE_TIMEOUT
+    while time.monotonic() < deadline:
+        if pid_file.exists() and pid_file.read_text().strip():
+            return int(pid_file.read_text())
+        if child.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise SystemExit(f"pytest (exit {child.poll()}) wrote no simulator PID to {pid_file}")
+
+
+def case(name: str, *args: str, expect: int, act=None, grace: float = 0.0) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        pid_file = Path(folder) / "sim.pid"
+        child = pytest(pid_file, *args)
+        if act is not None:
+            sim = simulator_pid(pid_file, child)
+            act(child)
+        status = child.wait(timeout=CASE_TIMEOUT)
+        sim = simulator_pid(pid_file, child)
+        if status != expect:
+            raise SystemExit(f"{name}: pytest exited {status}, expected {expect}")
+        if not gone_within(sim, grace):
+            os.kill(sim, signal.SIGKILL)
+            raise SystemExit(f"{name}: licensing-sim (pid {sim}) still running {grace:.0f} s after pytest ended")
+        print(f"ok: {name}: pytest exited {status}, licensing-sim (pid {sim}) gone", flush=True)
+
+
+def interrupt(child: subprocess.Popen[bytes]) -> None:
+    time.sleep(0.5)  # inside the test, past the fixture's set-up
+    child.send_signal(signal.SIGINT)
+
+
+def kill(child: subprocess.Popen[bytes]) -> None:
+    time.sleep(0.5)
+    child.kill()
+
+
+def main() -> None:
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: check_lifecycle.py COVERAGE_FILE")
+    coverage = Path(sys.argv[1]).resolve()
+    coverage.unlink(missing_ok=True)
+    case("the example suite", f"--licensing-coverage={coverage}", "test_story.py", expect=0)
+    report = coverage.read_text()
+    for operation in ("createEnterprise", "batchOrder", "disableLocks", "addMembers"):
+        if f"`{operation}`" not in report:
+            raise SystemExit(f"the coverage report {coverage} does not name {operation}")
+    print(f"ok: the coverage report {coverage} ({len(report)} bytes)", flush=True)
+    case("a failing test", "lifecycle/fails.py", expect=1)
+    # pytest's exit status for an interrupted run is 2.
+    case("Ctrl-C (SIGINT to pytest)", "lifecycle/waits.py", expect=2, act=interrupt)
+    # Killed, it cannot stop the simulator: the simulator sees its stdin end and stops.
+    case("pytest killed (SIGKILL)", "lifecycle/waits.py", expect=-signal.SIGKILL, act=kill, grace=10.0)
+    print("4 passed, 0 failed", flush=True)
+
+
+if __name__ == "__main__":
+    main()
