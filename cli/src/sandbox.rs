@@ -20,170 +20,188 @@ pub fn command() -> Command {
     Command::new("sandbox")
         .about("The simulator's sandbox: reset, state, seeds, journal, faults, clock")
         .subcommand_required(true)
-        .subcommand(
-            Command::new("reset")
-                .about("Forgets everything (journal and faults kept), or one enterprise")
-                .arg(
-                    Arg::new("enterprise")
-                        .long("enterprise")
-                        .value_name("ENTERPRISE_GLOBAL_ID")
-                        .help("Remove only this enterprise and what belongs to it"),
-                ),
+        .subcommand(reset_command())
+        .subcommand(state_command())
+        .subcommand(seed_command())
+        .subcommand(journal_command())
+        .subcommand(faults_command())
+        .subcommand(clock_command())
+}
+
+fn reset_command() -> Command {
+    Command::new("reset")
+        .about("Forgets everything (journal and faults kept), or one enterprise")
+        .arg(
+            Arg::new("enterprise")
+                .long("enterprise")
+                .value_name("ENTERPRISE_GLOBAL_ID")
+                .help("Remove only this enterprise and what belongs to it"),
         )
+}
+
+fn state_command() -> Command {
+    Command::new("state")
+        .about("Exports or imports the whole state")
+        .subcommand_required(true)
+        .subcommand(Command::new("export").about("Prints the whole state as JSON"))
         .subcommand(
-            Command::new("state")
-                .about("Exports or imports the whole state")
-                .subcommand_required(true)
-                .subcommand(Command::new("export").about("Prints the whole state as JSON"))
-                .subcommand(
-                    Command::new("import")
-                        .about("Replaces the whole state with an exported document")
-                        .arg(Arg::new("file").required(true).value_name("FILE|-")),
-                ),
+            Command::new("import")
+                .about("Replaces the whole state with an exported document")
+                .arg(Arg::new("file").required(true).value_name("FILE|-")),
         )
-        .subcommand(
-            Command::new("seed")
-                .about("Loads a built-in seed (demo) or a seed file")
-                .arg(
-                    Arg::new("name")
-                        .value_name("NAME")
-                        .help("A built-in seed: demo"),
-                )
-                .arg(
-                    Arg::new("file")
-                        .long("file")
-                        .value_name("FILE|-")
-                        .conflicts_with("name")
-                        .help("A seed document (the `Seed` schema)"),
-                ),
+}
+
+fn seed_command() -> Command {
+    Command::new("seed")
+        .about("Loads a built-in seed (demo) or a seed file")
+        .arg(
+            Arg::new("name")
+                .value_name("NAME")
+                .help("A built-in seed: demo"),
         )
-        .subcommand(
-            Command::new("journal")
-                .about("Shows the requests the services received and what they answered")
-                .long_about(
-                    "Shows the requests the services received and what they answered. A table \
-                     shows each time in RFC 3339 (UTC); JSON keeps the milliseconds since the \
-                     epoch.",
-                )
-                .arg(
-                    Arg::new("operation")
-                        .long("operation")
-                        .help("Only this operationId"),
-                )
-                .arg(
-                    Arg::new("code")
-                        .long("code")
-                        .help("Only this business code (0: success)"),
-                )
-                .arg(
-                    Arg::new("limit")
-                        .long("limit")
-                        .value_parser(value_parser!(u32).range(1..))
-                        .help("At most this many, the newest"),
-                )
-                .arg(
-                    Arg::new("follow")
-                        .long("follow")
-                        .short('f')
-                        .action(ArgAction::SetTrue)
-                        .help("Keep printing new entries, one JSON line each, until Ctrl-C"),
-                )
-                .arg(
-                    Arg::new("full")
-                        .long("full")
-                        .action(ArgAction::SetTrue)
-                        .help("Include the request and reply bodies in the table"),
-                ),
+        .arg(
+            Arg::new("file")
+                .long("file")
+                .value_name("FILE|-")
+                .conflicts_with("name")
+                .help("A seed document (the `Seed` schema)"),
         )
-        .subcommand(
-            Command::new("faults")
-                .about("Scripted faults on the services' operations")
-                .subcommand_required(true)
-                .subcommand(
-                    Command::new("add")
-                        .about("Adds a fault rule")
-                        .arg(Arg::new("operation").required(true).help("The operationId"))
-                        .arg(Arg::new("kind").long("kind").required(true).value_parser([
-                            "code",
-                            "status",
-                            "delay",
-                            "slowBody",
-                            "dropConnection",
-                            "truncatedBody",
-                            "malformedBody",
-                            "patch",
-                        ]))
-                        .arg(Arg::new("patch").long("patch").value_name("JSON").help(
-                            "For --kind patch: an RFC 6902 JSON Patch applied to the reply body",
-                        ))
-                        .arg(
-                            Arg::new("code")
-                                .long("code")
-                                .help("For --kind code: the business code"),
-                        )
-                        .arg(
-                            Arg::new("status")
-                                .long("status")
-                                .value_parser(value_parser!(i64).range(200..=599))
-                                .help("For --kind status"),
-                        )
-                        .arg(
-                            Arg::new("ms")
-                                .long("ms")
-                                .value_parser(value_parser!(i64).range(0..=600_000))
-                                .help("For --kind delay and slowBody"),
-                        )
-                        .arg(
-                            Arg::new("times")
-                                .long("times")
-                                .value_parser(value_parser!(i64).range(1..))
-                                .help("Fire at most this many times"),
-                        )
-                        .arg(
-                            Arg::new("probability")
-                                .long("probability")
-                                .value_parser(value_parser!(f64))
-                                .help("Chance a matching request fires it (0 to 1)"),
-                        )
-                        .arg(
-                            Arg::new("enterprise")
-                                .long("enterprise")
-                                .value_name("ENTERPRISE_GLOBAL_ID")
-                                .help("Only requests about this enterprise"),
-                        )
-                        .arg(
-                            Arg::new("body-field")
-                                .long("body-field")
-                                .value_name("POINTER=JSON")
-                                .help("Only requests whose body has JSON at this JSON Pointer"),
-                        ),
-                )
-                .subcommand(Command::new("list").about("Lists the fault rules"))
-                .subcommand(
-                    Command::new("remove")
-                        .about("Removes a fault rule, or all of them, and prints what it removed")
-                        .arg(
-                            Arg::new("id")
-                                .value_parser(value_parser!(i64))
-                                .required_unless_present("all"),
-                        )
-                        .arg(Arg::new("all").long("all").action(ArgAction::SetTrue)),
-                ),
+}
+
+fn journal_command() -> Command {
+    Command::new("journal")
+        .about("Shows the requests the services received and what they answered")
+        .long_about(
+            "Shows the requests the services received and what they answered. A table \
+             shows each time in RFC 3339 (UTC); JSON keeps the milliseconds since the \
+             epoch.",
         )
+        .arg(
+            Arg::new("operation")
+                .long("operation")
+                .help("Only this operationId"),
+        )
+        .arg(
+            Arg::new("code")
+                .long("code")
+                .help("Only this business code (0: success)"),
+        )
+        .arg(
+            Arg::new("limit")
+                .long("limit")
+                .value_parser(value_parser!(u32).range(1..))
+                .help("At most this many, the newest"),
+        )
+        .arg(
+            Arg::new("follow")
+                .long("follow")
+                .short('f')
+                .action(ArgAction::SetTrue)
+                .help("Keep printing new entries, one JSON line each, until Ctrl-C"),
+        )
+        .arg(
+            Arg::new("full")
+                .long("full")
+                .action(ArgAction::SetTrue)
+                .help("Include the request and reply bodies in the table"),
+        )
+}
+
+fn faults_command() -> Command {
+    Command::new("faults")
+        .about("Scripted faults on the services' operations")
+        .subcommand_required(true)
+        .subcommand(fault_add_command())
+        .subcommand(Command::new("list").about("Lists the fault rules"))
         .subcommand(
-            Command::new("clock")
-                .about("The simulator's clock")
-                .subcommand_required(true)
-                .subcommand(Command::new("show").about("Shows the clock"))
-                .subcommand(
-                    Command::new("advance")
-                        .about("Moves the clock forward")
-                        .arg(
-                            Arg::new("by")
-                                .required(true)
-                                .value_name("DURATION")
-                                .help("500ms, 30s, 15m, 2h, 7d"),
-                        ),
+            Command::new("remove")
+                .about("Removes a fault rule, or all of them, and prints what it removed")
+                .arg(
+                    Arg::new("id")
+                        .value_parser(value_parser!(i64))
+                        .required_unless_present("all"),
+                )
+                .arg(Arg::new("all").long("all").action(ArgAction::SetTrue)),
+        )
+}
+
+/// `faults add`: the fault (`--kind` and its own options), then which requests it hits.
+fn fault_add_command() -> Command {
+    Command::new("add")
+        .about("Adds a fault rule")
+        .arg(Arg::new("operation").required(true).help("The operationId"))
+        .arg(Arg::new("kind").long("kind").required(true).value_parser([
+            "code",
+            "status",
+            "delay",
+            "slowBody",
+            "dropConnection",
+            "truncatedBody",
+            "malformedBody",
+            "patch",
+        ]))
+        .arg(
+            Arg::new("patch")
+                .long("patch")
+                .value_name("JSON")
+                .help("For --kind patch: an RFC 6902 JSON Patch applied to the reply body"),
+        )
+        .arg(
+            Arg::new("code")
+                .long("code")
+                .help("For --kind code: the business code"),
+        )
+        .arg(
+            Arg::new("status")
+                .long("status")
+                .value_parser(value_parser!(i64).range(200..=599))
+                .help("For --kind status"),
+        )
+        .arg(
+            Arg::new("ms")
+                .long("ms")
+                .value_parser(value_parser!(i64).range(0..=600_000))
+                .help("For --kind delay and slowBody"),
+        )
+        .arg(
+            Arg::new("times")
+                .long("times")
+                .value_parser(value_parser!(i64).range(1..))
+                .help("Fire at most this many times"),
+        )
+        .arg(
+            Arg::new("probability")
+                .long("probability")
+                .value_parser(value_parser!(f64))
+                .help("Chance a matching request fires it (0 to 1)"),
+        )
+        .arg(
+            Arg::new("enterprise")
+                .long("enterprise")
+                .value_name("ENTERPRISE_GLOBAL_ID")
+                .help("Only requests about this enterprise"),
+        )
+        .arg(
+            Arg::new("body-field")
+                .long("body-field")
+                .value_name("POINTER=JSON")
+                .help("Only requests whose body has JSON at this JSON Pointer"),
+        )
+}
+
+fn clock_command() -> Command {
+    Command::new("clock")
+        .about("The simulator's clock")
+        .subcommand_required(true)
+        .subcommand(Command::new("show").about("Shows the clock"))
+        .subcommand(
+            Command::new("advance")
+                .about("Moves the clock forward")
+                .arg(
+                    Arg::new("by")
+                        .required(true)
+                        .value_name("DURATION")
+                        .help("500ms, 30s, 15m, 2h, 7d"),
                 ),
         )
 }
