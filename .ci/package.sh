@@ -2,8 +2,8 @@
 # The crates as a registry would serve them:
 #  1. `cargo package --workspace --no-verify` packs every publishable crate
 #     (licensing-spec, licensing-codegen, licensing-sdk, licensing-sandbox-client,
-#     licensing-host, licensing-sim, licensing-proxy, and the others not marked
-#     `publish = false`);
+#     licensing-host, licensing-sim, licensing-proxy, licensing-spec-diff, and the others
+#     not marked `publish = false`);
 #  2. a project outside the workspace holds the unpacked .crate files as its members and
 #     depends on them only through [patch.crates-io], as if they were published: it builds
 #     every one of them alone (libraries and binaries, all features), so a build script
