@@ -1,11 +1,12 @@
 //! The server layer `licensing-sim` and `licensing-proxy` share, for a program to be
 //! served on: the accept loop with its bounds (connections, header, body, idle and write
-//! timeouts, the body and reply budgets) over HTTP or HTTPS ([`Host`], [`TlsConfig`]); the
-//! admin checks of `/__sandbox/` (`Host`, `Origin`, JSON bodies, the admin token or a
-//! signed-in session: [`AdminChecks`]); a console of the program's own pages at
-//! `/__sandbox/`, in the simulator's console frame with its sign-in form, script, style
-//! and Content Security Policy (`Console`, with the feature `console`); and what counts as
-//! a secret where the simulator and the proxy redact ([`is_secret`], [`redact`]).
+//! timeouts, the body and reply budgets) over HTTP or HTTPS ([`Host`]; `TlsConfig` with
+//! the feature `tls`); the admin checks of `/__sandbox/` (`Host`, `Origin`, JSON bodies,
+//! the admin token or a signed-in session: [`AdminChecks`]); a console of the program's
+//! own pages at `/__sandbox/`, in the simulator's console frame with its sign-in form,
+//! script, style and Content Security Policy (`Console`, with the feature `console`); and
+//! what counts as a secret where the simulator and the proxy redact ([`is_secret`],
+//! [`redact`]).
 //!
 //! The package knows nothing of what is served on it: the program brings a [`Handler`] for
 //! its requests and the pages of its console. `licensing-sim` re-exports it as
@@ -46,7 +47,7 @@
 //!
 //! `server/` is the accept loop, `admin/` the admin checks (sessions, the slow-down of
 //! wrong tokens), `pages/` the admin pages' router, `console/` the console's frame, and
-//! `host/` the API above them ([`Host`], [`AdminChecks`], [`Console`]). The modules
+//! `host/` the API above them ([`Host`], [`AdminChecks`], `Console`). The modules
 //! themselves are hidden: `licensing-sim` builds its own router on their parts, and
 //! requires this package at its exact version (`=`), so what it alone uses changes with
 //! it and carries no promise of its own.

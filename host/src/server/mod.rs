@@ -19,7 +19,7 @@
 //! nothing else in progress, is closed), over HTTP/1.1 its connection is closed.
 //!
 //! Replies are bounded as request bodies are: the bytes of replies built and not yet
-//! handed to their connection count against the reply budget (see [`budget`]).
+//! handed to their connection count against the reply budget (see `budget.rs`).
 
 use std::{
     collections::HashMap,
@@ -132,7 +132,7 @@ pub trait Handler: Clone + Send + Sync + 'static {
     }
 }
 
-/// Any axum router ([`TlsConfig::serve`]).
+/// Any axum router (`TlsConfig::serve` serves one over HTTPS).
 impl Handler for Router {
     async fn handle(&self, parts: Parts, body: ReadBody) -> Response<Body> {
         use hyper::service::Service as _;
