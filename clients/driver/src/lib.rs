@@ -6,7 +6,8 @@
 //! * `typescript/`: types for every schema and operation of the three specs
 //!   (`generated/{order,member,sandbox}.ts`, `openapi-typescript`), the `openapi-fetch`
 //!   helper `licensing.ts`, type-checked with `tsc --noEmit`;
-//! * `python/`: the packages `licensing_{order,member,sandbox}` of `openapi-python-client`,
+//! * `python/`: the packages `licensing_order`, `licensing_member` and
+//!   `licensing_sandbox_admin` of `openapi-python-client`,
 //!   generated with the configuration and templates of `clients/python/` (which make
 //!   HTTP 299 decode), and the helper `licensing.py`, type-checked with `mypy --strict`
 //!   against the generated packages.
@@ -60,8 +61,11 @@ pub const PYTHON: &str = "clients/python";
 
 /// A spec the clients are generated from.
 pub(crate) struct Spec {
-    /// `order`, `member` or `sandbox`: the generated module's name.
+    /// `order`, `member` or `sandbox`: the generated TypeScript module's name.
     pub name: &'static str,
+    /// The generated Python package's name. The admin API's is not `licensing_sandbox`,
+    /// the module of the `licensing-sandbox` wheel that starts the simulator.
+    pub python: &'static str,
     /// Path relative to the repository root.
     pub path: &'static str,
     /// Whether the platform's envelope (HTTP 200/299, business codes) applies: the two
@@ -73,16 +77,19 @@ pub(crate) struct Spec {
 pub(crate) const SPECS: [Spec; 3] = [
     Spec {
         name: "order",
+        python: "licensing_order",
         path: "spec/order.yaml",
         service: true,
     },
     Spec {
         name: "member",
+        python: "licensing_member",
         path: "spec/member.yaml",
         service: true,
     },
     Spec {
         name: "sandbox",
+        python: "licensing_sandbox_admin",
         path: "sim/spec/sandbox.yaml",
         service: false,
     },

@@ -46,11 +46,13 @@ pub fn generate(root: &Path, out: &Path, test: Option<&Examples>) -> Result<Pyth
     let bin = toolchain::venv(&sources.join("requirements.txt"), &out.join("venv"))?;
     let dir = out.join("python");
     fs::create_dir_all(&dir)?;
+    // The admin client's name before it became `licensing_sandbox_admin`.
+    remove(&dir.join("licensing_sandbox"))?;
     for spec in &SPECS {
         generate_package(
             &bin,
             &root.join(spec.path),
-            &dir.join(format!("licensing_{}", spec.name)),
+            &dir.join(spec.python),
             Some(&sources),
         )?;
     }

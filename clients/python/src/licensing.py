@@ -1,6 +1,6 @@
 """Clients of the licensing platform's two services (and the simulator's sandbox admin API)
 on top of the packages openapi-python-client generates from spec/*.yaml:
-``licensing_order``, ``licensing_member`` and ``licensing_sandbox``.
+``licensing_order``, ``licensing_member`` and ``licensing_sandbox_admin``.
 
 What this module adds is what the Rust SDK's runtime adds to every request:
 
@@ -38,7 +38,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import httpx
 import licensing_member
 import licensing_order
-import licensing_sandbox
+import licensing_sandbox_admin
 
 __all__ = [
     "NONCE",
@@ -120,12 +120,12 @@ def member_client(base_url: str, client_token: str, user_token: str, **options: 
     )
 
 
-def sandbox_client(base_url: str, admin_token: str | None = None, **options: Any) -> licensing_sandbox.Client:
+def sandbox_client(base_url: str, admin_token: str | None = None, **options: Any) -> licensing_sandbox_admin.Client:
     """A client of the simulator's sandbox admin API (``licensing-sim``): plain HTTP statuses,
     no ``g_nonce``; ``admin_token`` when the simulator runs with ``--admin-token``."""
     headers = {} if admin_token is None else {"Authorization": f"Bearer {admin_token}"}
     options.setdefault("raise_on_unexpected_status", True)
-    return licensing_sandbox.Client(
+    return licensing_sandbox_admin.Client(
         base_url=base_url,
         headers={**options.pop("headers", {}), **headers},
         **options,

@@ -74,9 +74,9 @@ from licensing_order.models import (
 )
 from licensing_order.types import UNSET as ORDER_UNSET
 from licensing_order.types import Unset as OrderUnset
-from licensing_sandbox.api.journal import clear_journal
-from licensing_sandbox.api.state import load_builtin_seed
-from licensing_sandbox.models import SeedResult
+from licensing_sandbox_admin.api.journal import clear_journal
+from licensing_sandbox_admin.api.state import load_builtin_seed
+from licensing_sandbox_admin.models import SeedResult
 
 from licensing import NONCE, BusinessError, Detailed, Envelope, check, member_client, order_client, sandbox_client
 
