@@ -31,9 +31,27 @@ async fn main() -> Result<(), Box<dyn StdError>> {
         .user_token(sim::DEFAULT_USER_TOKEN)
         .build()?;
 
-    // 1. The customer an order is for: a channel customer bound to an enterprise main
-    //    account (`bind_enterprise`), found here with `query_enterprise`. Its `customerId`
-    //    and `enterpriseGlobalId` are what a batch order names.
+    let customer = find_customer(&orders).await?;
+    let eg = customer.enterprise_global_id.clone();
+    let [lent_lock, lock] = buy_assets(&orders, &customer).await?;
+    list_cloud_licenses(&orders, &eg).await?;
+    disable_and_enable(&orders, &lock).await?;
+    let [dave, erin] = add_employees(&members, &eg).await?;
+    list_employees(&members, &eg).await?;
+    let lock_id = assign_and_lend(&members, &eg, &dave, &lock, &lent_lock).await?;
+    lend_again(&members, &erin, &lent_lock, &lock_id).await?;
+
+    simulator.shutdown().await?;
+    println!("\ndone");
+    Ok(())
+}
+
+/// 1. The customer an order is for: a channel customer bound to an enterprise main
+///    account (`bind_enterprise`), found here with `query_enterprise`. Its `customerId`
+///    and `enterpriseGlobalId` are what a batch order names.
+async fn find_customer(
+    orders: &order::Client,
+) -> Result<ot::EnterpriseCustomer, Box<dyn StdError>> {
     let customers = orders
         .query_enterprise()
         .channel_code("CH01")
@@ -44,15 +62,20 @@ async fn main() -> Result<(), Box<dyn StdError>> {
         .into_iter()
         .find(|c| c.channel_customer_id == "CC-ACME")
         .expect("the demo seed binds CC-ACME");
-    let eg = customer.enterprise_global_id.clone();
     println!(
-        "channel customer CC-ACME is {} in enterprise {eg} ({})",
-        customer.customer_id, customer.enterprise_name
+        "channel customer CC-ACME is {} in enterprise {} ({})",
+        customer.customer_id, customer.enterprise_global_id, customer.enterprise_name
     );
+    Ok(customer)
+}
 
-    // 2. Asset numbers, then a new purchase: a lent lock, a refillable lock with a CAD
-    //    product, and (in a second order, which needs the first as its source) a cloud
-    //    license flagged `gxxp`.
+/// 2. Asset numbers, then a new purchase: a lent lock, a refillable lock with a CAD
+///    product, and (in a second order, which needs the first as its source) a cloud
+///    license flagged `gxxp`. Returns the lent lock's and the refillable lock's numbers.
+async fn buy_assets(
+    orders: &order::Client,
+    customer: &ot::EnterpriseCustomer,
+) -> Result<[String; 2], Box<dyn StdError>> {
     let numbers: Vec<String> = orders
         .allocate_shell_nums()
         .body(ot::AllocateShellNumsRequest::builder().size(NonZeroU32::new(3).unwrap()))
@@ -64,7 +87,7 @@ async fn main() -> Result<(), Box<dyn StdError>> {
     let [lent_lock, lock, cloud] = <[String; 3]>::try_from(numbers).expect("three numbers");
 
     let locks = license_order(
-        &customer,
+        customer,
         LicenseType::NormalRecoverUsbkey,
         None,
         vec![
@@ -72,11 +95,11 @@ async fn main() -> Result<(), Box<dyn StdError>> {
             asset(&lock, "CAD", 5)?,
         ],
     )?;
-    let first = batch(&orders, "CO-2026-0001", locks).await?;
+    let first = batch(orders, "CO-2026-0001", locks).await?;
     let cloud_order = license_order(
-        &customer,
+        customer,
         LicenseType::CloudCustomer,
-        Some(first.clone()),
+        Some(first),
         vec![
             asset(&cloud, "CLOUD", 10)?.asset_extend_list(vec![ot::AssetExtension {
                 extend_code: Some("gxxp".into()),
@@ -85,11 +108,15 @@ async fn main() -> Result<(), Box<dyn StdError>> {
         ],
     )?;
     // A batch of its own, with its own channel order number: one number, one submission.
-    batch(&orders, "CO-2026-0002", cloud_order).await?;
+    batch(orders, "CO-2026-0002", cloud_order).await?;
+    Ok([lent_lock, lock])
+}
 
+/// The enterprise's cloud licenses flagged `gxxp`: the one just bought.
+async fn list_cloud_licenses(orders: &order::Client, eg: &str) -> Result<(), Box<dyn StdError>> {
     let virtual_assets = orders
         .list_virtual_assets()
-        .enterprise_global_id(&eg)
+        .enterprise_global_id(eg)
         .extend_code("gxxp")
         .await?;
     for asset in &virtual_assets {
@@ -98,11 +125,14 @@ async fn main() -> Result<(), Box<dyn StdError>> {
             asset.asset_num, asset.license_type, asset.locked
         );
     }
+    Ok(())
+}
 
-    // 3. Disable and enable the refillable lock (lock "9999999999" does not exist).
+/// 3. Disable and enable the refillable lock (lock "9999999999" does not exist).
+async fn disable_and_enable(orders: &order::Client, lock: &str) -> Result<(), Box<dyn StdError>> {
     for disable in [true, false] {
         let request = ot::LockRequest::builder()
-            .asset_nums(vec![lock.clone(), "9999999999".to_string()])
+            .asset_nums(vec![lock.to_string(), "9999999999".to_string()])
             .operator_identity("ops@example.com");
         let results = if disable {
             orders.disable_locks().body(request).await?
@@ -114,9 +144,16 @@ async fn main() -> Result<(), Box<dyn StdError>> {
             println!("{verb} {}: {:?}", r.asset_num, r.status);
         }
     }
+    Ok(())
+}
 
-    // 4. Employees: gina's password is shorter than the simulator accepts (6..=32), which
-    //    the SDK cannot know, so the platform adds the others and reports her (60027).
+/// 4. Employees: gina's password is shorter than the simulator accepts (6..=32), which
+///    the SDK cannot know, so the platform adds the others and reports her (60027).
+///    Returns dave's and erin's global ids.
+async fn add_employees(
+    members: &member::Client,
+    eg: &str,
+) -> Result<[String; 2], Box<dyn StdError>> {
     let people = [
         ("dave", "Dave"),
         ("erin", "Erin"),
@@ -140,7 +177,7 @@ async fn main() -> Result<(), Box<dyn StdError>> {
         .collect::<Result<Vec<mt::NewMember>, _>>()?;
     let added = members
         .add_members()
-        .enterprise_global_id(&eg)
+        .enterprise_global_id(eg)
         .body(mt::AddMembersRequest::builder().user_list(user_list))
         .await;
     let added = match added {
@@ -159,45 +196,51 @@ async fn main() -> Result<(), Box<dyn StdError>> {
     }
     let dave = added.succeeded[0].global_id.clone();
     let erin = added.succeeded[1].global_id.clone();
+    Ok([dave, erin])
+}
 
-    // Every page, fetched as the stream is consumed (two per page here).
+/// Every page, fetched as the stream is consumed (two per page here).
+async fn list_employees(members: &member::Client, eg: &str) -> Result<(), Box<dyn StdError>> {
     let everyone: Vec<mt::MemberListItem> = members
         .list_members()
-        .enterprise_global_id(&eg)
+        .enterprise_global_id(eg)
         .page_size(2u32)
         .stream()
         .try_collect()
         .await?;
     let names: Vec<&str> = everyone.iter().map(|m| m.user_name.as_str()).collect();
     println!("{} employees: {}", everyone.len(), names.join(", "));
+    Ok(())
+}
 
-    // 5. Assign the CAD lock to dave and lend its rights into the lent lock.
+/// 5. Assign the CAD lock to dave and lend its rights into the lent lock. Returns the CAD
+///    lock's asset id.
+async fn assign_and_lend(
+    members: &member::Client,
+    eg: &str,
+    dave: &str,
+    lock: &str,
+    lent_lock: &str,
+) -> Result<String, Box<dyn StdError>> {
     members
         .configure_member_assets()
-        .member_global_id(&dave)
+        .member_global_id(dave)
         .body(
             mt::ConfigureAssetsRequest::builder()
                 .delete_assets(Vec::<String>::new())
-                .add_assets(vec![lock.clone()]),
+                .add_assets(vec![lock.to_string()]),
         )
         .await?;
     let lock_id = members
         .list_asset_nums()
-        .enterprise_global_id(&eg)
+        .enterprise_global_id(eg)
         .await?
         .into_iter()
         .find(|a| a.asset_num == lock)
         .map(|a| a.asset_id)
         .expect("the lock is listed");
-    let lend = |member: &str| {
-        members.lend_assets().member_global_id(member).body(
-            mt::LendAssetsRequest::builder()
-                .borrowed_usb_key(lent_lock.clone())
-                .asset_ids(vec![lock_id.clone()]),
-        )
-    };
-    lend(&dave).await?;
-    for l in members.list_lent_locks().enterprise_global_id(&eg).await? {
+    lend(members, dave, lent_lock, &lock_id).await?;
+    for l in members.list_lent_locks().enterprise_global_id(eg).await? {
         println!(
             "lent lock {} lent: {} to {}",
             l.asset_num,
@@ -205,18 +248,37 @@ async fn main() -> Result<(), Box<dyn StdError>> {
             l.cloud_account_global_id.as_deref().unwrap_or("nobody")
         );
     }
+    Ok(lock_id)
+}
 
-    // 6. A typed business error: the lent lock is already lent to dave.
-    match lend(&erin).await {
+/// 6. A typed business error: the lent lock is already lent to dave.
+async fn lend_again(
+    members: &member::Client,
+    erin: &str,
+    lent_lock: &str,
+    lock_id: &str,
+) -> Result<(), Box<dyn StdError>> {
+    match lend(members, erin, lent_lock, lock_id).await {
         Err(Error::Api(e)) if e.code == ErrorCode::LentLockLentToAnotherEmployee => {
             println!("erin cannot borrow: {e}");
+            Ok(())
         }
-        other => return Err(format!("expected error 33018, got {other:?}").into()),
+        other => Err(format!("expected error 33018, got {other:?}").into()),
     }
+}
 
-    simulator.shutdown().await?;
-    println!("\ndone");
-    Ok(())
+/// Lends the rights of asset `asset_id` into `lent_lock`, for `member` to borrow.
+fn lend<'a>(
+    members: &'a member::Client,
+    member: &str,
+    lent_lock: &str,
+    asset_id: &str,
+) -> member::builder::LendAssets<'a> {
+    members.lend_assets().member_global_id(member).body(
+        mt::LendAssetsRequest::builder()
+            .borrowed_usb_key(lent_lock.to_string())
+            .asset_ids(vec![asset_id.to_string()]),
+    )
 }
 
 /// An asset entry: asset number `num` with one product `uri` of `nodes` concurrent nodes.
