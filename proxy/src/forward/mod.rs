@@ -3,7 +3,6 @@
 //! `--strict`, an error naming the deviations) answered.
 
 use std::{
-    borrow::Cow,
     fs::File,
     io::Write,
     sync::{
@@ -23,10 +22,16 @@ use serde_json::{Value, json};
 mod admin;
 pub(crate) mod budget;
 pub(crate) mod har;
+mod query;
 pub(crate) mod upstream;
 
 use crate::{
-    check::{self, contract::Contract, fast::Code, schema::Finding},
+    check::{
+        self,
+        contract::{Contract, Matched, OpContract},
+        fast::Code,
+        schema::Finding,
+    },
     conformance::{Deviation, DeviationLog, Direction, escape, secrets::Secrets},
 };
 use budget::CheckBudget;
@@ -187,215 +192,75 @@ fn rfc3339(time: SystemTime) -> String {
     chrono::DateTime::<chrono::Utc>::from(time).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
+/// The exchange's findings as its deviations, the request's first, each stamped with the
+/// exchange and the time it started.
 fn deviations(
-    found: Vec<Finding>,
-    direction: Direction,
+    request: Vec<Finding>,
+    reply: Vec<Finding>,
     operation: Option<&str>,
     exchange: &str,
-    time: &str,
-) -> impl Iterator<Item = Deviation> {
-    found.into_iter().map(move |f| Deviation {
-        operation_id: operation.map(str::to_string),
-        direction,
-        pointer: f.pointer,
-        rule: f.rule.to_string(),
-        expected: f.expected,
-        actual: f.actual,
-        exchange: exchange.to_string(),
-        time: time.to_string(),
-    })
-}
-
-/// The query's pairs, decoded (borrowed where nothing was encoded).
-fn query_pairs(parts: &Parts) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
-    parts.uri.query().map(parse_query).unwrap_or_default()
-}
-
-/// A query's pairs as `form_urlencoded` reads them. Without a `%` or `+` nothing is
-/// encoded: split as it splits (empty pieces skipped, a key without `=` given an empty
-/// value) and borrowed, in one pass and without its decoding of every piece.
-fn parse_query(query: &str) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
-    let mut pairs = Vec::new();
-    // A piece, split at its first `=`; an empty one is skipped.
-    let mut piece = |start: usize, eq: Option<usize>, end: usize| {
-        if end > start {
-            let (key, value) = match eq {
-                Some(eq) => (&query[start..eq], &query[eq + 1..end]),
-                None => (&query[start..end], ""),
-            };
-            pairs.push((Cow::Borrowed(key), Cow::Borrowed(value)));
-        }
-    };
-    // Where the current piece starts, and its first `=`.
-    let (mut start, mut eq) = (0, None);
-    for (at, byte) in query.bytes().enumerate() {
-        match byte {
-            b'%' | b'+' => return form_urlencoded::parse(query.as_bytes()).collect(),
-            b'=' => eq = eq.or(Some(at)),
-            b'&' => {
-                piece(start, eq, at);
-                (start, eq) = (at + 1, None);
-            }
-            _ => {}
-        }
+    started: SystemTime,
+) -> Vec<Deviation> {
+    if request.is_empty() && reply.is_empty() {
+        return Vec::new();
     }
-    piece(start, eq, query.len());
-    pairs
+    let time = rfc3339(started);
+    let request = request.into_iter().map(|f| (Direction::Request, f));
+    let reply = reply.into_iter().map(|f| (Direction::Reply, f));
+    request
+        .chain(reply)
+        .map(|(direction, f)| Deviation {
+            operation_id: operation.map(str::to_string),
+            direction,
+            pointer: f.pointer,
+            rule: f.rule.to_string(),
+            expected: f.expected,
+            actual: f.actual,
+            exchange: exchange.to_string(),
+            time: time.clone(),
+        })
+        .collect()
 }
 
+/// One exchange: the request checked and forwarded, the reply checked, what departs
+/// reported and what is asked for kept, the reply (or the proxy's own) answered.
 async fn exchange(shared: &Shared, parts: Parts, body: Result<Bytes, String>) -> Response<Body> {
     let started = Instant::now();
     let started_at = SystemTime::now();
     let id = shared.ids.next();
     let body = match body {
         Ok(body) => body,
-        Err(cause) => {
-            let mut response = own_reply(
-                StatusCode::SERVICE_UNAVAILABLE,
-                json!({"message": format!("the request's body was not read: {cause}"), "exchange": id}),
-            );
-            stamp(&mut response, 0, id);
-            return response;
-        }
+        Err(cause) => return unread(&cause, id),
     };
     let path = parts.uri.path();
     // The upstream's own admin API is not the platform's: forwarded, not checked.
     let checked = !path.starts_with(licensing_host::ADMIN_PREFIX);
     let matched = shared.contract.find(parts.method.as_str(), path);
     let operation = matched.as_ref().map(|m| m.contract.op.id);
-    let request_found = match (&matched, checked) {
-        (_, false) => Vec::new(),
-        (Some(m), true) => {
-            let query = query_pairs(&parts);
-            let room = shared.budget.reserve(body.len());
-            let shown = room.as_ref().ok().map(|_| &body[..]);
-            let mut found = check::request(&shared.contract, m, &query, &parts.headers, shown);
-            if let Err(held) = room {
-                found.push(check::not_checked(body.len(), held, shared.budget.limit()));
-            }
-            found
-        }
-        (None, true) if check::browser_noise(parts.method.as_str(), path) => Vec::new(),
-        (None, true) => vec![check::unknown_operation(parts.method.as_str(), path)],
-    };
-    // A request sent without a body (a GET) goes on without one, not with an empty one.
-    let sent_body = (!body.is_empty() || parts.headers.contains_key(header::CONTENT_LENGTH))
-        .then(|| body.clone());
-    let sent = shared
-        .upstream
-        .send(
-            &parts.method,
-            parts.uri.path_and_query(),
-            forwarded(&parts.headers),
-            sent_body,
-            &shared.budget,
-        )
-        .await;
-    // A reply handed on as it arrives (no room to hold it for checking) is not in
-    // `reply`: what is kept of the exchange says so in its place.
-    let mut streamed = None;
-    let (reply_found, outcome, reply) = match sent {
-        Err(Failed(status, message)) => {
-            tracing::warn!(exchange = %id, operation, message = %escape(&message), "proxy error");
-            let response = own_reply(status, json!({"message": message, "exchange": id}));
-            (Vec::new(), Outcome::ProxyError, Err(response))
-        }
-        Ok((status, headers, ReplyBody::Whole(reply_body, room))) => {
-            let (reply_found, business_error) = match (&matched, checked) {
-                // The common case first: a documented reply that departs from nothing,
-                // read without a finding's allocations.
-                (Some(m), true) => match check::reply_clean(
-                    &shared.contract,
-                    m.contract,
-                    status.as_u16(),
-                    &reply_body,
-                ) {
-                    Some(code) => (Vec::new(), matches!(code, Code::Text(_))),
-                    None => {
-                        check::reply(&shared.contract, m.contract, status.as_u16(), &reply_body)
-                    }
-                },
-                _ => (Vec::new(), check::code_is_text(&reply_body)),
-            };
-            drop(room);
-            let outcome = if !reply_found.is_empty() || !request_found.is_empty() {
-                Outcome::Deviation
-            } else if business_error {
-                Outcome::BusinessError
-            } else {
-                Outcome::Ok
-            };
-            (reply_found, outcome, Ok((status, headers, reply_body)))
-        }
-        Ok((
-            status,
-            headers,
-            ReplyBody::Streamed {
-                body,
-                len,
-                at_least,
-                others,
-            },
-        )) => {
-            let reply_found = match (&matched, checked) {
-                (Some(_), true) => vec![check::not_checked_reply(
-                    len,
-                    at_least,
-                    others,
-                    shared.budget.limit(),
-                )],
-                _ => Vec::new(),
-            };
-            let outcome = if !reply_found.is_empty() || !request_found.is_empty() {
-                Outcome::Deviation
-            } else {
-                Outcome::Ok
-            };
-            streamed = Some(body);
-            let kept = Bytes::from(
-                json!({"omitted": len, "streamed": "no room in the check budget: handed on as it arrived"})
-                    .to_string(),
-            );
-            (reply_found, outcome, Ok((status, headers, kept)))
-        }
-    };
+    let request_found = check_request(shared, &parts, &body, matched.as_ref(), checked);
+    let sent = send_on(shared, &parts, &body).await;
+    let op = matched.as_ref().filter(|_| checked).map(|m| m.contract);
+    let request_deviates = !request_found.is_empty();
+    let Replied {
+        found: reply_found,
+        outcome,
+        reply,
+        streamed,
+    } = replied(shared, sent, op, request_deviates, &id, operation);
     // A reply forwarded unchecked (over the check budget) is not refused for it.
     let strict = shared.strict && reply_found.iter().any(|f| f.rule != "not-checked");
-    let mut found: Vec<Deviation> = Vec::new();
-    if !request_found.is_empty() || !reply_found.is_empty() {
-        let time = rfc3339(started_at);
-        found.extend(deviations(
-            request_found,
-            Direction::Request,
-            operation,
-            &id,
-            &time,
-        ));
-        found.extend(deviations(
-            reply_found,
-            Direction::Reply,
-            operation,
-            &id,
-            &time,
-        ));
-    }
+    let mut found = deviations(request_found, reply_found, operation, &id, started_at);
     // What is kept of the exchange (the report, the console, the recording) has every
     // credential it carried replaced wherever it appears: collected only when something
     // is kept.
     let recorded = shared.recorder.wants(operation, outcome);
-    let kept = !found.is_empty() || recorded;
     let reply_parts = reply.as_ref().ok().map(|(s, h, b)| (*s, h, b));
-    let secrets = if kept {
+    let secrets = if !found.is_empty() || recorded {
         har::secrets(&parts, &body, reply_parts)
     } else {
         Secrets::default()
     };
-    if !secrets.is_empty() {
-        for deviation in &mut found {
-            redact(&mut deviation.pointer, &secrets);
-            redact(&mut deviation.actual, &secrets);
-        }
-    }
+    redact_all(&mut found, &secrets);
     report(shared, &found);
     tracing::debug!(exchange = %id, operation, deviations = found.len(), ?outcome, "exchange");
     let exchange = Exchange {
@@ -419,10 +284,186 @@ async fn exchange(shared: &Shared, parts: Parts, body: Result<Bytes, String>) ->
     if recorded {
         shared.recorder.record(exchange);
     }
-    // Built once the recording no longer borrows the reply: the upstream's moves in.
-    let mut response = match reply {
+    let mut response = respond(reply, streamed, strict, &id, &found);
+    stamp(&mut response, found.len(), id);
+    response
+}
+
+/// The answer to a request whose body could not be read.
+fn unread(cause: &str, id: String) -> Response<Body> {
+    let mut response = own_reply(
+        StatusCode::SERVICE_UNAVAILABLE,
+        json!({"message": format!("the request's body was not read: {cause}"), "exchange": id}),
+    );
+    stamp(&mut response, 0, id);
+    response
+}
+
+/// What the request departs from the documents by: nothing when it is not `checked` (the
+/// upstream's admin API) or a browser's own, an unknown operation when nothing matched.
+fn check_request(
+    shared: &Shared,
+    parts: &Parts,
+    body: &Bytes,
+    matched: Option<&Matched<'_>>,
+    checked: bool,
+) -> Vec<Finding> {
+    let (method, path) = (parts.method.as_str(), parts.uri.path());
+    match (matched, checked) {
+        (_, false) => Vec::new(),
+        (Some(m), true) => {
+            let query = query::pairs(parts);
+            let room = shared.budget.reserve(body.len());
+            let shown = room.as_ref().ok().map(|_| &body[..]);
+            let mut found = check::request(&shared.contract, m, &query, &parts.headers, shown);
+            if let Err(held) = room {
+                found.push(check::not_checked(body.len(), held, shared.budget.limit()));
+            }
+            found
+        }
+        (None, true) if check::browser_noise(method, path) => Vec::new(),
+        (None, true) => vec![check::unknown_operation(method, path)],
+    }
+}
+
+/// The request sent on to the upstream unchanged but for its hop-by-hop headers.
+async fn send_on(
+    shared: &Shared,
+    parts: &Parts,
+    body: &Bytes,
+) -> Result<(StatusCode, HeaderMap, ReplyBody), Failed> {
+    // A request sent without a body (a GET) goes on without one, not with an empty one.
+    let sent_body = (!body.is_empty() || parts.headers.contains_key(header::CONTENT_LENGTH))
+        .then(|| body.clone());
+    shared
+        .upstream
+        .send(
+            &parts.method,
+            parts.uri.path_and_query(),
+            forwarded(&parts.headers),
+            sent_body,
+            &shared.budget,
+        )
+        .await
+}
+
+/// The upstream's reply as the exchange keeps it, and what it departs by.
+struct Replied {
+    found: Vec<Finding>,
+    outcome: Outcome,
+    /// The upstream's reply, or the proxy's own when there was none.
+    reply: Result<(StatusCode, HeaderMap, Bytes), Response<Body>>,
+    /// A reply handed on as it arrives (no room to hold it for checking): what is kept of
+    /// the exchange has, in `reply`, a note saying so in its place.
+    streamed: Option<Body>,
+}
+
+/// What came of sending the request on, the reply checked against `op` when the request
+/// was a documented operation's and checked.
+fn replied(
+    shared: &Shared,
+    sent: Result<(StatusCode, HeaderMap, ReplyBody), Failed>,
+    op: Option<&OpContract>,
+    request_deviates: bool,
+    id: &str,
+    operation: Option<&str>,
+) -> Replied {
+    match sent {
+        Err(Failed(status, message)) => {
+            tracing::warn!(exchange = %id, operation, message = %escape(&message), "proxy error");
+            let response = own_reply(status, json!({"message": message, "exchange": id}));
+            Replied {
+                found: Vec::new(),
+                outcome: Outcome::ProxyError,
+                reply: Err(response),
+                streamed: None,
+            }
+        }
+        Ok((status, headers, ReplyBody::Whole(body, room))) => {
+            let (found, business_error) = check_reply(shared, op, status, &body);
+            drop(room);
+            Replied {
+                outcome: outcome(request_deviates || !found.is_empty(), business_error),
+                found,
+                reply: Ok((status, headers, body)),
+                streamed: None,
+            }
+        }
+        Ok((
+            status,
+            headers,
+            ReplyBody::Streamed {
+                body,
+                len,
+                at_least,
+                others,
+            },
+        )) => {
+            let found = match op {
+                Some(_) => vec![check::not_checked_reply(
+                    len,
+                    at_least,
+                    others,
+                    shared.budget.limit(),
+                )],
+                None => Vec::new(),
+            };
+            let kept = Bytes::from(
+                json!({"omitted": len, "streamed": "no room in the check budget: handed on as it arrived"})
+                    .to_string(),
+            );
+            Replied {
+                outcome: outcome(request_deviates || !found.is_empty(), false),
+                found,
+                reply: Ok((status, headers, kept)),
+                streamed: Some(body),
+            }
+        }
+    }
+}
+
+/// What a reply read whole departs by, and whether it answers a business error (a `code`
+/// of text): checked against `op`, or only read for its code.
+fn check_reply(
+    shared: &Shared,
+    op: Option<&OpContract>,
+    status: StatusCode,
+    body: &[u8],
+) -> (Vec<Finding>, bool) {
+    let Some(op) = op else {
+        return (Vec::new(), check::code_is_text(body));
+    };
+    // The common case first: a documented reply that departs from nothing, read without a
+    // finding's allocations.
+    match check::reply_clean(&shared.contract, op, status.as_u16(), body) {
+        Some(code) => (Vec::new(), matches!(code, Code::Text(_))),
+        None => check::reply(&shared.contract, op, status.as_u16(), body),
+    }
+}
+
+/// How an exchange the upstream answered ended.
+fn outcome(deviates: bool, business_error: bool) -> Outcome {
+    if deviates {
+        Outcome::Deviation
+    } else if business_error {
+        Outcome::BusinessError
+    } else {
+        Outcome::Ok
+    }
+}
+
+/// What answers the client: the proxy's own reply, `--strict`'s error, or the upstream's
+/// reply (moved in, now that what is kept of the exchange no longer borrows it).
+fn respond(
+    reply: Result<(StatusCode, HeaderMap, Bytes), Response<Body>>,
+    streamed: Option<Body>,
+    strict: bool,
+    id: &str,
+    found: &[Deviation],
+) -> Response<Body> {
+    match reply {
         Err(own) => own,
-        Ok(_) if strict => strict_reply(&id, &found),
+        Ok(_) if strict => strict_reply(id, found),
         Ok((status, headers, reply_body)) => {
             let body = streamed.unwrap_or_else(|| Body::from(reply_body));
             let mut response = Response::new(body);
@@ -430,9 +471,18 @@ async fn exchange(shared: &Shared, parts: Parts, body: Result<Bytes, String>) ->
             *response.headers_mut() = headers;
             response
         }
-    };
-    stamp(&mut response, found.len(), id);
-    response
+    }
+}
+
+/// The deviations with the exchange's credentials replaced.
+fn redact_all(found: &mut [Deviation], secrets: &Secrets) {
+    if secrets.is_empty() {
+        return;
+    }
+    for deviation in found {
+        redact(&mut deviation.pointer, secrets);
+        redact(&mut deviation.actual, secrets);
+    }
 }
 
 /// `text` with the exchange's credentials replaced.
@@ -521,46 +571,6 @@ fn report(shared: &Shared, found: &[Deviation]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The fast path reads a query as `form_urlencoded` does; one with anything to decode
-    /// is left to it.
-    #[test]
-    fn query_pairs_as_form_urlencoded() {
-        let queries = [
-            "",
-            "a",
-            "a=",
-            "=",
-            "=1",
-            "&&a=1&",
-            "a=1&b=2",
-            "a=1=2&b",
-            "a=1&a=2&&&b=",
-            "channelCode=CH01&channelCustomerId=CC-42&defaultCustomer=N&g_nonce=7",
-            "a=%20b",
-            "a=b+c",
-            "%61=1&b",
-            "a=%zz&b=%",
-            "a+b=c%2Bd",
-            "n=%E4%B8%AD&m=%FF",
-            "é=ü&x",
-        ];
-        let same = |query: &str| {
-            let expected: Vec<(Cow<'_, str>, Cow<'_, str>)> =
-                form_urlencoded::parse(query.as_bytes()).collect();
-            assert_eq!(parse_query(query), expected, "{query:?}");
-        };
-        queries.into_iter().for_each(same);
-        // And every query of up to five of `a`, `=`, `&`, `%`, `+`.
-        let mut queries = vec![String::new()];
-        for _ in 0..5 {
-            queries = queries
-                .iter()
-                .flat_map(|q| ['a', '=', '&', '%', '+'].map(|c| format!("{q}{c}")))
-                .collect();
-            queries.iter().map(String::as_str).for_each(same);
-        }
-    }
 
     #[test]
     fn ids_as_formatted() {
