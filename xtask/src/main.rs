@@ -17,7 +17,8 @@
 //!   `clients/README.md`).
 //! * `dist [--check]`: the packages a partner installs without a Rust toolchain (the
 //!   `licensing-sandbox` wheel and npm packages: the simulator, the proxy and the command
-//!   line with a Python API and pytest fixtures, or a typed Node API) into `target/dist/`;
+//!   line with a Python API and pytest fixtures, or a typed Node API; the generated
+//!   clients as `licensing-client` for both) into `target/dist/`;
 //!   `--check` installs each in a fresh environment with no `cargo` or `rustc` on PATH and
 //!   runs its example suite; an alias of `licensing_clients::dist` (see
 //!   `clients/sandbox/README.md`).

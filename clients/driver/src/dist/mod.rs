@@ -6,13 +6,17 @@
 //!   `licensing_sandbox` and its pytest plugin ([`python`]);
 //! * `licensing-sandbox-<version>.tgz` and `licensing-sandbox-linux-x64-<version>.tgz`: the
 //!   npm package with `startSandbox` and the `npx` programs, and the platform package with
-//!   the binaries, its optional dependency ([`node`]).
+//!   the binaries, its optional dependency ([`node`]);
+//! * `licensing_client-<version>-py3-none-any.whl` and `.tar.gz`, with their dependencies in
+//!   `wheelhouse/`, and `licensing-client-<version>.tgz`: the generated clients of the
+//!   specs with their helpers, the specs and the JSON Schemas ([`client`]).
 //!
 //! `--check` then installs each package in a fresh environment whose `PATH` holds no
 //! `cargo` and no `rustc`, from `<target>/dist/` alone (the example suites' own test
 //! runner from its registry, hash-pinned), and runs the example suite and the checks that
 //! no simulator outlives a run, a failing test, Ctrl-C or a killed test runner.
 
+mod client;
 mod node;
 mod python;
 
@@ -64,13 +68,15 @@ pub fn run_all(root: &Path, options: &Options) -> Result<()> {
     };
     let wheel = python::wheel(root, &release)?;
     let tarballs = node::pack(root, &release)?;
+    let clients = client::build(root, &release, &target)?;
     let mut lines = vec![size_line(&wheel)?];
-    for tarball in &tarballs {
-        lines.push(size_line(tarball)?);
+    for package in tarballs.iter().chain(&clients.python).chain([&clients.npm]) {
+        lines.push(size_line(package)?);
     }
     if options.check {
         lines.extend(python::check(root, &release, &wheel)?);
         lines.extend(node::check(root, &release, &tarballs)?);
+        lines.extend(client::check(root, &release, &clients, &wheel, &tarballs)?);
     }
     eprintln!("\ndist ({:.0} s):", started.elapsed().as_secs_f64());
     for line in lines {

@@ -62,7 +62,7 @@ pub fn pack(root: &Path, release: &Release) -> Result<Vec<PathBuf>> {
 
 /// The committed `package.json` must carry the SDK's version, for itself and for the
 /// platform package it depends on: a release changes them with the workspace's.
-fn check_versions(manifest: &Path, version: &str) -> Result<()> {
+pub(super) fn check_versions(manifest: &Path, version: &str) -> Result<()> {
     let text = fs::read_to_string(manifest)
         .with_context(|| format!("cannot read {}", manifest.display()))?;
     let json: Value = serde_json::from_str(&text)?;
