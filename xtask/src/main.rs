@@ -15,7 +15,7 @@
 //!   the target directory; `--test` runs a scenario in each language against
 //!   `licensing-sim`; an alias of `licensing-clients` (`clients/driver/`, see
 //!   `clients/README.md`).
-//! * `dist [--check]`: the packages a partner installs without a Rust toolchain (the
+//! * `dist [--check] [--zig]`: the packages a partner installs without a Rust toolchain (the
 //!   `licensing-sandbox` wheel and npm packages: the simulator, the proxy and the command
 //!   line with a Python API and pytest fixtures, or a typed Node API; the generated
 //!   clients as `licensing-client` for both) into `target/dist/`;
@@ -117,6 +117,10 @@ enum Command {
         /// run its example suite and lifecycle checks.
         #[arg(long)]
         check: bool,
+        /// Link the binaries with zig against glibc 2.17 (a manylinux2014 wheel; a release
+        /// build of its own).
+        #[arg(long)]
+        zig: bool,
     },
     /// Render the API reference pages of spec/*.yaml into the target directory.
     Docs {
@@ -206,10 +210,11 @@ fn main() -> ExitCode {
         Command::Clients { test } => {
             clients::run_all(&root, &clients::Options { test }).map(|()| true)
         }
-        Command::Dist { check } => {
-            licensing_clients::dist::run_all(&root, &licensing_clients::dist::Options { check })
-                .map(|()| true)
-        }
+        Command::Dist { check, zig } => licensing_clients::dist::run_all(
+            &root,
+            &licensing_clients::dist::Options { check, zig },
+        )
+        .map(|()| true),
         Command::Docs { check } => docs::run_all(&root, check).map(|()| true),
         Command::Console {
             browser,

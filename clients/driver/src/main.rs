@@ -30,6 +30,9 @@ enum Command {
         /// Also install each without a Rust toolchain on PATH and run its example suite.
         #[arg(long)]
         check: bool,
+        /// Link the binaries with zig against glibc 2.17 (a manylinux2014 wheel).
+        #[arg(long)]
+        zig: bool,
     },
 }
 
@@ -40,8 +43,8 @@ fn main() -> ExitCode {
         .and_then(Path::parent)
         .expect("clients/driver lives two levels below the repository's root");
     let outcome = match cli.command {
-        Some(Command::Dist { check }) => {
-            licensing_clients::dist::run_all(root, &licensing_clients::dist::Options { check })
+        Some(Command::Dist { check, zig }) => {
+            licensing_clients::dist::run_all(root, &licensing_clients::dist::Options { check, zig })
         }
         None => licensing_clients::run(root, &licensing_clients::Options { test: cli.test }),
     };

@@ -36,7 +36,13 @@ use crate::toolchain::{self, done, run, step};
 pub struct Options {
     /// Install each package without a Rust toolchain on PATH and run its example suite.
     pub check: bool,
+    /// Link the binaries with zig against glibc 2.17's symbols (manylinux2014) instead of
+    /// this machine's linker and glibc: a build of its own, in `<target>/ZIG_TARGET`.
+    pub zig: bool,
 }
+
+/// The target `--zig` builds: this machine's, with the glibc version zig links against.
+pub const ZIG_TARGET: &str = "x86_64-unknown-linux-gnu.2.17";
 
 /// The three programs the packages carry: (package, features, binary).
 const PROGRAMS: [(&str, &str, &str); 3] = [
@@ -60,7 +66,7 @@ pub fn run_all(root: &Path, options: &Options) -> Result<()> {
     let started = Instant::now();
     let (target, version) = metadata(root)?;
     let dist = target.join("dist");
-    let binaries = release_binaries(root, &target, &dist.join("build").join("bin"))?;
+    let binaries = release_binaries(root, &target, &dist, options.zig)?;
     let release = Release {
         version,
         dist,
@@ -116,20 +122,56 @@ fn metadata(root: &Path) -> Result<(PathBuf, String)> {
 
 /// Each program built in release (one `cargo build` each, as its own README builds it, so
 /// that the features of one do not change the build of another and a build already there
-/// is reused), then copied stripped of its symbols into `out`.
-fn release_binaries(root: &Path, target: &Path, out: &Path) -> Result<Vec<(String, PathBuf)>> {
+/// is reused; with `zig`, `cargo zigbuild` for [`ZIG_TARGET`], its tools from
+/// `zig-requirements.txt`), then copied stripped of its symbols into `dist/build/bin`.
+fn release_binaries(
+    root: &Path,
+    target: &Path,
+    dist: &Path,
+    zig: bool,
+) -> Result<Vec<(String, PathBuf)>> {
     let t = step("release binaries: licensing-sim, licensing-proxy, licensing");
-    toolchain::remove(out)?;
-    fs::create_dir_all(out)?;
+    let out = dist.join("build").join("bin");
+    toolchain::remove(&out)?;
+    fs::create_dir_all(&out)?;
+    let zig_tools = if zig {
+        let sources = root.join(python::SOURCES);
+        Some(toolchain::venv(
+            &sources.join("zig-requirements.txt"),
+            &dist.join("build").join("zig-tools"),
+        )?)
+    } else {
+        None
+    };
     let mut binaries = Vec::new();
     for (package, features, binary) in PROGRAMS {
-        let mut command = Command::new(env!("CARGO"));
-        command.args(["build", "--release", "--locked", "-p", package]);
+        let mut command = match &zig_tools {
+            // cargo-zigbuild finds zig as `python3 -m ziglang`, the venv's.
+            Some(bin) => {
+                let mut command = Command::new(bin.join("cargo-zigbuild"));
+                command
+                    .args(["zigbuild", "--target", ZIG_TARGET])
+                    .env("PATH", toolchain::path_with(bin)?)
+                    .env("CARGO", env!("CARGO"));
+                command
+            }
+            None => {
+                let mut command = Command::new(env!("CARGO"));
+                command.arg("build");
+                command
+            }
+        };
+        command.args(["--release", "--locked", "-p", package]);
         if !features.is_empty() {
             command.args(["--features", features]);
         }
         run(command.args(["--bin", binary]).current_dir(root))?;
-        let built = target.join("release").join(binary);
+        let built = match zig_tools {
+            Some(_) => target.join("x86_64-unknown-linux-gnu"),
+            None => target.to_path_buf(),
+        }
+        .join("release")
+        .join(binary);
         let stripped = out.join(binary);
         run(Command::new("strip")
             .arg("--strip-all")

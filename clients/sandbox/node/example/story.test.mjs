@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { after, before, beforeEach, test } from "node:test";
 
-import { startSandbox } from "licensing-sandbox";
+import { SandboxError, startSandbox } from "licensing-sandbox";
 
 const ORDER = "/order/api/order/v1";
 const MEMBER = "/me/api/v1";
@@ -201,4 +201,12 @@ test("the journal feeds the coverage report", async () => {
   for (const operation of ["createEnterprise", "batchOrder", "disableLocks", "addMembers"]) {
     assert.ok(report.includes(operation), operation);
   }
+});
+
+test("a simulator that cannot start says why", async () => {
+  await assert.rejects(startSandbox({ trialMemberLimit: "many" }), (error) => {
+    assert.ok(error instanceof SandboxError);
+    assert.match(error.message, /--trial-member-limit/);
+    return true;
+  });
 });

@@ -138,7 +138,8 @@ function listening(child, timeoutMs, log) {
       reject(new SandboxError(tail ? `${message}: ${tail}` : message));
     };
     child.on("error", (error) => fail(`licensing-sim did not start: ${error.message}`));
-    child.on("exit", (code) => setImmediate(() => fail(`licensing-sim did not start (exit status ${code})`)));
+    // After its streams have closed, so that what it wrote on stderr is in the message.
+    child.on("close", (code) => fail(`licensing-sim did not start (exit status ${code})`));
     child.stdout.on("data", (chunk) => {
       seen = (seen + chunk).slice(0, 4096);
       const end = seen.indexOf("\n");

@@ -17,7 +17,9 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from licensing_sandbox import Sandbox
+import pytest
+
+from licensing_sandbox import Sandbox, SandboxError
 
 ORDER = "/order/api/order/v1"
 MEMBER = "/me/api/v1"
@@ -202,3 +204,8 @@ def test_the_journal_feeds_the_coverage_report(clean_sandbox: Sandbox) -> None:
     text = json.dumps(report)
     for operation in ("createEnterprise", "batchOrder", "disableLocks", "addMembers"):
         assert operation in text
+
+
+def test_a_simulator_that_cannot_start_says_why() -> None:
+    with pytest.raises(SandboxError, match="--trial-member-limit"):
+        Sandbox.start(trial_member_limit="many")
