@@ -28,7 +28,7 @@ fn shown(c: char) -> bool {
 }
 
 /// `s` for element text or an attribute value (quoted with `"` or `'`): `&`, `<`, `>`,
-/// `"` and `'` written as the predefined entities, and the characters [`shown`] as
+/// `"` and `'` written as the predefined entities, and the characters `shown` as
 /// `\n`, `\r`, `\t` or `\u{…}` (`\u{fffe}`, `\u{1b}`, `\u{202e}`), so the document parses
 /// whatever `s` holds; `s` itself, borrowed, when nothing changes.
 pub fn text(s: &str) -> Cow<'_, str> {

@@ -8,7 +8,7 @@
 //! operations that use it. A schema or property removed while one of the same shape (its
 //! documentation aside) is added is one rename, not a removal and an addition.
 //!
-//! The walk is one [`Differ`] whose methods are filed by what they compare: this file
+//! The walk is one `Differ` whose methods are filed by what they compare: this file
 //! holds its state and the matching of renamed schemas, `operations.rs` the operations
 //! (parameters, bodies, replies, error codes), `schemas.rs` a schema's own keywords,
 //! `objects.rs` an object's properties and a union's alternatives.

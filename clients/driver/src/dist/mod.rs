@@ -3,13 +3,13 @@
 //!
 //! * `licensing_sandbox-<version>-py3-none-manylinux_<glibc>_x86_64.whl`: the stripped
 //!   `licensing-sim`, `licensing-proxy` and `licensing` on the venv's PATH, the module
-//!   `licensing_sandbox` and its pytest plugin ([`python`]);
+//!   `licensing_sandbox` and its pytest plugin (`python.rs`);
 //! * `licensing-sandbox-<version>.tgz` and `licensing-sandbox-linux-x64-<version>.tgz`: the
 //!   npm package with `startSandbox` and the `npx` programs, and the platform package with
-//!   the binaries, its optional dependency ([`node`]);
+//!   the binaries, its optional dependency (`node.rs`);
 //! * `licensing_client-<version>-py3-none-any.whl` and `.tar.gz`, with their dependencies in
 //!   `wheelhouse/`, and `licensing-client-<version>.tgz`: the generated clients of the
-//!   specs with their helpers, the specs and the JSON Schemas ([`client`]).
+//!   specs with their helpers, the specs and the JSON Schemas (`client.rs`).
 //!
 //! `--check` then installs each package in a fresh environment whose `PATH` holds no
 //! `cargo` and no `rustc`, from `<target>/dist/` alone (the example suites' own test
