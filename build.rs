@@ -5,8 +5,8 @@
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     // The guides (`docs/*.md`) are the docs of the module `guides`. A copy of the crate
-    // without them (the spec-diff corpus in `spec-diff/corpus/` copies `src/`, this script and the README)
-    // builds without that module rather than failing on a missing file.
+    // without them (the spec-diff corpus in `spec-diff/corpus/` copies `src/`, this script
+    // and the README) builds without that module rather than failing on a missing file.
     println!("cargo:rustc-check-cfg=cfg(licensing_guides)");
     if std::path::Path::new("docs").is_dir() {
         println!("cargo:rustc-cfg=licensing_guides");

@@ -42,7 +42,8 @@ pub mod validate;
 /// command line, the sandbox, the conformance proxy, other languages and changing the
 /// spec. Their Rust blocks are doctests of this crate.
 // `build.rs` sets `licensing_guides` when `docs/` is there: a copy of the crate without it
-// (the spec-diff corpus, `spec-diff/corpus/`, copies `src/`, `build.rs` and the README) still builds.
+// (the spec-diff corpus, `spec-diff/corpus/`, copies `src/`, `build.rs` and the README)
+// still builds.
 #[cfg(licensing_guides)]
 pub mod guides {
     macro_rules! guide {
