@@ -15,10 +15,10 @@
 //!   the target directory; `--test` runs a scenario in each language against
 //!   `licensing-sim`; an alias of `licensing-clients` (`clients/driver/`, see
 //!   `clients/README.md`).
-//! * `dist [--check] [--zig]`: the packages a partner installs without a Rust toolchain (the
-//!   `licensing-sandbox` wheel and npm packages: the simulator, the proxy and the command
-//!   line with a Python API and pytest fixtures, or a typed Node API; the generated
-//!   clients as `licensing-client` for both) into `target/dist/`;
+//! * `dist [--check] [--zig | --binaries DIR]`: the packages a partner installs without a
+//!   Rust toolchain (the `licensing-sandbox` wheel and npm packages: the simulator, the
+//!   proxy and the command line with a Python API and pytest fixtures, or a typed Node API;
+//!   the generated clients as `licensing-client` for both) into `target/dist/`;
 //!   `--check` installs each in a fresh environment with no `cargo` or `rustc` on PATH and
 //!   runs its example suite; an alias of `licensing_clients::dist` (see
 //!   `clients/sandbox/README.md`).
@@ -121,6 +121,10 @@ enum Command {
         /// build of its own).
         #[arg(long)]
         zig: bool,
+        /// Take licensing-sim, licensing-proxy and licensing from DIR instead of building
+        /// them in release (CI's check of the packages on its test build's binaries).
+        #[arg(long, value_name = "DIR", conflicts_with = "zig")]
+        binaries: Option<PathBuf>,
     },
     /// Render the API reference pages of spec/*.yaml into the target directory.
     Docs {
@@ -210,9 +214,17 @@ fn main() -> ExitCode {
         Command::Clients { test } => {
             clients::run_all(&root, &clients::Options { test }).map(|()| true)
         }
-        Command::Dist { check, zig } => licensing_clients::dist::run_all(
+        Command::Dist {
+            check,
+            zig,
+            binaries,
+        } => licensing_clients::dist::run_all(
             &root,
-            &licensing_clients::dist::Options { check, zig },
+            &licensing_clients::dist::Options {
+                check,
+                zig,
+                binaries,
+            },
         )
         .map(|()| true),
         Command::Docs { check } => docs::run_all(&root, check).map(|()| true),

@@ -28,9 +28,10 @@ pub struct Clients {
     pub npm: PathBuf,
 }
 
-/// Generates both clients into `<target>/clients/` and packs them.
-pub fn build(root: &Path, release: &Release, target: &Path) -> Result<Clients> {
-    let out = target.join("clients");
+/// Generates both clients into `<target>/dist/build/clients/` (not `cargo xtask clients`'s
+/// `<target>/clients/`, which a run of that beside this one writes) and packs them.
+pub fn build(root: &Path, release: &Release) -> Result<Clients> {
+    let out = release.dist.join("build").join("clients");
     let ts = crate::typescript::generate(root, &out, None)?;
     let py = crate::python::generate(root, &out, None)?;
     let t = step("the generated clients as packages (licensing-client)");

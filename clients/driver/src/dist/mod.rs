@@ -14,9 +14,12 @@
 //! `--check` then installs each package in a fresh environment whose `PATH` holds no
 //! `cargo` and no `rustc`, from `<target>/dist/` alone (the example suites' own test
 //! runner from its registry, hash-pinned), and runs the example suite and the checks that
-//! no simulator outlives a run, a failing test, Ctrl-C or a killed test runner.
+//! no simulator outlives a run, a failing test, Ctrl-C or a killed test runner; last, the
+//! pip and npm commands of README.md and `docs/other-languages.md` as written
+//! (`guides.rs`).
 
 mod client;
+mod guides;
 mod node;
 mod python;
 
@@ -32,13 +35,17 @@ use serde_json::Value;
 use crate::toolchain::{self, done, run, step};
 
 /// What a run does besides building.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Install each package without a Rust toolchain on PATH and run its example suite.
     pub check: bool,
     /// Link the binaries with zig against glibc 2.17's symbols (manylinux2014) instead of
     /// this machine's linker and glibc: a build of its own, in `<target>/ZIG_TARGET`.
     pub zig: bool,
+    /// Take the three programs from this directory, as another job built them (CI's
+    /// test build, the benchmark's), instead of building them in release: packages to
+    /// check or measure, not to publish.
+    pub binaries: Option<PathBuf>,
 }
 
 /// The target `--zig` builds: this machine's, with the glibc version zig links against.
@@ -66,7 +73,10 @@ pub fn run_all(root: &Path, options: &Options) -> Result<()> {
     let started = Instant::now();
     let (target, version) = metadata(root)?;
     let dist = target.join("dist");
-    let binaries = release_binaries(root, &target, &dist, options.zig)?;
+    let binaries = match &options.binaries {
+        Some(dir) => stripped_binaries(dir, &dist)?,
+        None => release_binaries(root, &target, &dist, options.zig)?,
+    };
     let release = Release {
         version,
         dist,
@@ -74,15 +84,16 @@ pub fn run_all(root: &Path, options: &Options) -> Result<()> {
     };
     let wheel = python::wheel(root, &release)?;
     let tarballs = node::pack(root, &release)?;
-    let clients = client::build(root, &release, &target)?;
+    let clients = client::build(root, &release)?;
     let mut lines = vec![size_line(&wheel)?];
     for package in tarballs.iter().chain(&clients.python).chain([&clients.npm]) {
         lines.push(size_line(package)?);
     }
     if options.check {
-        lines.extend(python::check(root, &release, &wheel)?);
-        lines.extend(node::check(root, &release, &tarballs)?);
+        lines.extend(python::check(root, &release, &wheel, &clients)?);
+        lines.extend(node::check(root, &release, &tarballs, &clients.npm)?);
         lines.extend(client::check(root, &release, &clients, &wheel, &tarballs)?);
+        lines.extend(guides::check(root, &release, &target)?);
     }
     eprintln!("\ndist ({:.0} s):", started.elapsed().as_secs_f64());
     for line in lines {
@@ -131,9 +142,6 @@ fn release_binaries(
     zig: bool,
 ) -> Result<Vec<(String, PathBuf)>> {
     let t = step("release binaries: licensing-sim, licensing-proxy, licensing");
-    let out = dist.join("build").join("bin");
-    toolchain::remove(&out)?;
-    fs::create_dir_all(&out)?;
     let zig_tools = if zig {
         let sources = root.join(python::SOURCES);
         Some(toolchain::venv(
@@ -143,7 +151,6 @@ fn release_binaries(
     } else {
         None
     };
-    let mut binaries = Vec::new();
     for (package, features, binary) in PROGRAMS {
         let mut command = match &zig_tools {
             // cargo-zigbuild finds zig as `python3 -m ziglang`, the venv's.
@@ -166,26 +173,41 @@ fn release_binaries(
             command.args(["--features", features]);
         }
         run(command.args(["--bin", binary]).current_dir(root))?;
-        let built = match zig_tools {
-            Some(_) => target.join("x86_64-unknown-linux-gnu"),
-            None => target.to_path_buf(),
+    }
+    let built = match zig_tools {
+        Some(_) => target.join("x86_64-unknown-linux-gnu"),
+        None => target.to_path_buf(),
+    }
+    .join("release");
+    done(t);
+    stripped_binaries(&built, dist)
+}
+
+/// The three programs of `built`, copied stripped of their symbols into `dist/build/bin`.
+fn stripped_binaries(built: &Path, dist: &Path) -> Result<Vec<(String, PathBuf)>> {
+    let out = dist.join("build").join("bin");
+    toolchain::remove(&out)?;
+    fs::create_dir_all(&out)?;
+    let mut binaries = Vec::new();
+    for (_, _, binary) in PROGRAMS {
+        let from = built.join(binary);
+        if !from.is_file() {
+            bail!("{} is missing: build it first", from.display());
         }
-        .join("release")
-        .join(binary);
         let stripped = out.join(binary);
         run(Command::new("strip")
             .arg("--strip-all")
             .arg("-o")
             .arg(&stripped)
-            .arg(&built))?;
+            .arg(&from))?;
         eprintln!(
-            "{binary}: {} stripped ({} built)",
+            "{binary}: {} stripped ({} built, {})",
             mib(file_size(&stripped)?),
-            mib(file_size(&built)?)
+            mib(file_size(&from)?),
+            from.display()
         );
         binaries.push((binary.to_owned(), stripped));
     }
-    done(t);
     Ok(binaries)
 }
 

@@ -61,14 +61,21 @@ pub fn pack(root: &Path, release: &Release) -> Result<Vec<PathBuf>> {
 }
 
 /// The committed `package.json` must carry the SDK's version, for itself and for the
-/// platform package it depends on: a release changes them with the workspace's.
+/// packages of this project it depends on (the platform package, licensing-client): a
+/// release changes them with the workspace's.
 pub(super) fn check_versions(manifest: &Path, version: &str) -> Result<()> {
     let text = fs::read_to_string(manifest)
         .with_context(|| format!("cannot read {}", manifest.display()))?;
     let json: Value = serde_json::from_str(&text)?;
     let mut found = vec![("version".to_owned(), json["version"].clone())];
-    if let Some(deps) = json["optionalDependencies"].as_object() {
-        found.extend(deps.iter().map(|(name, v)| (name.clone(), v.clone())));
+    for kind in ["dependencies", "optionalDependencies"] {
+        if let Some(deps) = json[kind].as_object() {
+            found.extend(
+                deps.iter()
+                    .filter(|(name, _)| name.starts_with("licensing-"))
+                    .map(|(name, v)| (name.clone(), v.clone())),
+            );
+        }
     }
     for (what, value) in found {
         if value.as_str() != Some(version) {
@@ -81,10 +88,16 @@ pub(super) fn check_versions(manifest: &Path, version: &str) -> Result<()> {
     Ok(())
 }
 
-/// A fresh npm project installing only the two tarballs (`--offline`: nothing from the
-/// registry), a `PATH` without cargo or rustc, the `npx` programs, and the example suite
-/// with its lifecycle checks. Returns the lines of the summary.
-pub fn check(root: &Path, release: &Release, tarballs: &[PathBuf]) -> Result<Vec<String>> {
+/// A fresh npm project installing only the two tarballs and licensing-client's, the API
+/// package's dependency (`--offline`: nothing from the registry), a `PATH` without cargo
+/// or rustc, the `npx` programs, and the example suite with its lifecycle checks. Returns
+/// the lines of the summary.
+pub fn check(
+    root: &Path,
+    release: &Release,
+    tarballs: &[PathBuf],
+    client: &Path,
+) -> Result<Vec<String>> {
     let t = step("Node: the packages in a fresh npm project, no Rust toolchain on PATH");
     let dir = release.dist.join("check").join("node");
     toolchain::remove(&dir)?;
@@ -104,6 +117,7 @@ pub fn check(root: &Path, release: &Release, tarballs: &[PathBuf]) -> Result<Vec
                 "--loglevel=error",
             ])
             .args(tarballs)
+            .arg(client)
             .current_dir(&dir),
     )?;
     if install > INSTALL_LIMIT_SECS {
@@ -121,6 +135,17 @@ pub fn check(root: &Path, release: &Release, tarballs: &[PathBuf]) -> Result<Vec
             .arg(&coverage)
             .current_dir(&dir),
     )?;
+    // The types as a TypeScript partner compiles against them, by the clients' pinned tsc.
+    let tsc = release
+        .dist
+        .join("build/clients/typescript/node_modules/typescript/bin/tsc");
+    run(clean_command("node", &path)
+        .arg(&tsc)
+        .args(["--noEmit", "--strict", "--target", "es2022"])
+        .args(["--lib", "es2022,esnext.disposable,dom"])
+        .args(["--module", "nodenext", "--moduleResolution", "nodenext"])
+        .arg("types.mts")
+        .current_dir(&dir))?;
     let installed = file_size(
         &dir.join("node_modules")
             .join(PLATFORM)
@@ -135,8 +160,8 @@ pub fn check(root: &Path, release: &Release, tarballs: &[PathBuf]) -> Result<Vec
             mib(installed)
         ),
         format!(
-            "Node: the example suite and the lifecycle checks passed in {suite:.1} s; \
-             coverage report {}",
+            "Node: the example suite and the lifecycle checks passed in {suite:.1} s, the \
+             types compiled (tsc --strict); coverage report {}",
             coverage.display()
         ),
     ])
@@ -161,7 +186,21 @@ mod tests {
             "{error}"
         );
         super::check_versions(&manifest, "0.0.9").unwrap_err();
-        std::fs::write(&manifest, r#"{"version": "0.2.0"}"#).unwrap();
+        std::fs::write(
+            &manifest,
+            r#"{"version": "0.2.0", "dependencies": {"licensing-client": "0.1.0", "other": "1.0.0"}}"#,
+        )
+        .unwrap();
+        let error = super::check_versions(&manifest, "0.2.0").unwrap_err();
+        assert!(
+            error.to_string().contains("licensing-client is \"0.1.0\""),
+            "{error}"
+        );
+        std::fs::write(
+            &manifest,
+            r#"{"version": "0.2.0", "dependencies": {"licensing-client": "0.2.0", "other": "1.0.0"}}"#,
+        )
+        .unwrap();
         super::check_versions(&manifest, "0.2.0").unwrap();
     }
 }

@@ -84,9 +84,15 @@ pub fn wheel(root: &Path, release: &Release) -> Result<PathBuf> {
 }
 
 /// A fresh venv with nothing but pytest (hash-pinned, from its registry) and the wheel
-/// (from the local file, `--no-index`), a `PATH` without cargo or rustc, and the example
-/// suite with its lifecycle checks. Returns the lines of the summary.
-pub fn check(root: &Path, release: &Release, wheel: &Path) -> Result<Vec<String>> {
+/// with its one dependency, licensing-client, and that one's (from the local files,
+/// `--no-index`), a `PATH` without cargo or rustc, and the example suite with its
+/// lifecycle checks. Returns the lines of the summary.
+pub fn check(
+    root: &Path,
+    release: &Release,
+    wheel: &Path,
+    clients: &super::client::Clients,
+) -> Result<Vec<String>> {
     let t = step("Python: the wheel in a fresh venv, no Rust toolchain on PATH");
     let dir = release.dist.join("check").join("python");
     toolchain::remove(&dir)?;
@@ -111,7 +117,13 @@ pub fn check(root: &Path, release: &Release, wheel: &Path) -> Result<Vec<String>
     let example = dir.join("example");
     copy_tree(&root.join(SOURCES).join("example"), &example)?;
     run(pip(&["--require-hashes", "--no-deps", "-r"]).arg(example.join("requirements.txt")))?;
-    let install = timed(pip(&["--no-index", "--no-deps"]).arg(wheel))?;
+    let install = timed(
+        pip(&["--no-index", "--find-links"])
+            .arg(&release.dist)
+            .arg("--find-links")
+            .arg(&clients.wheelhouse)
+            .arg(wheel),
+    )?;
     if install > INSTALL_LIMIT_SECS {
         bail!("installing the wheel took {install:.1} s, more than {INSTALL_LIMIT_SECS} s");
     }
@@ -140,8 +152,8 @@ pub fn check(root: &Path, release: &Release, wheel: &Path) -> Result<Vec<String>
     done(t);
     Ok(vec![
         format!(
-            "the wheel installed in {install:.1} s from the local file; its binaries take {} \
-             in the venv",
+            "the wheel installed in {install:.1} s from the local files (with licensing-client \
+             and its dependencies); its binaries take {} in the venv",
             mib(installed)
         ),
         format!(

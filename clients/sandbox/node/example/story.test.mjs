@@ -210,3 +210,15 @@ test("a simulator that cannot start says why", async () => {
     return true;
   });
 });
+
+test("an admin refusal names its status and field", async () => {
+  await assert.rejects(sandbox.setClock(-1), (error) => {
+    assert.ok(error instanceof SandboxError);
+    assert.equal(error.status, 400);
+    assert.equal(error.field, "now");
+    assert.match(error.message, /^set clock: HTTP 400: /);
+    return true;
+  });
+  const page = await sandbox.journal({ operation: "batchOrder", limit: 1 });
+  assert.ok(Array.isArray(page.entries) && page.entries.length <= 1);
+});

@@ -1,5 +1,7 @@
 // Types of licensing-sandbox (index.js).
 
+import type { components, paths } from "licensing-client/sandbox";
+
 export declare const DEFAULT_APP_TOKEN: "sim-app-token";
 export declare const DEFAULT_CLIENT_TOKEN: "sim-client-token";
 export declare const DEFAULT_USER_TOKEN: "sim-user-token";
@@ -50,32 +52,21 @@ export interface Tokens {
   admin: string | null;
 }
 
-export interface Clock {
-  now: number;
-  frozen: boolean;
-}
-
-export interface FaultRule {
-  id: number;
-  operation: string;
-  fault: Record<string, unknown>;
-  hits: number;
-  [key: string]: unknown;
-}
-
-export interface JournalPage {
-  entries: Array<Record<string, unknown>>;
-  capacity: number;
-  dropped: number;
-}
-
-export interface JournalFilters {
-  operation?: string;
-  code?: string;
-  since?: number;
-  until?: number;
-  limit?: number;
-}
+/** The admin API's schemas, as openapi-typescript generates them from
+ * `sim/spec/sandbox.yaml` (licensing-client's `licensing-client/sandbox`). */
+export type AdminSchemas = components["schemas"];
+export type Clock = AdminSchemas["Clock"];
+export type FaultRule = AdminSchemas["FaultRule"];
+export type Fault = AdminSchemas["Fault"];
+export type JournalPage = AdminSchemas["JournalPage"];
+export type JournalFilters = NonNullable<paths["/__sandbox/v1/journal"]["get"]["parameters"]["query"]>;
+export type StateDocument = AdminSchemas["StateDocument"];
+export type Seed = AdminSchemas["Seed"];
+export type SeedResult = AdminSchemas["SeedResult"];
+export type ResetResult = AdminSchemas["ResetResult"];
+export type ImportResult = AdminSchemas["ImportResult"];
+/** What a fault rule matches besides its operation: `times`, `probability`, … */
+export type FaultMatch = Omit<AdminSchemas["FaultRuleSpec"], "operation" | "fault">;
 
 /** A running `licensing-sim` of this process's. */
 export declare class Sandbox {
@@ -88,11 +79,11 @@ export declare class Sandbox {
   [Symbol.asyncDispose](): Promise<void>;
   /** One admin request (`path` below `/__sandbox/v1`). */
   request(method: string, path: string, body?: unknown, query?: Record<string, unknown>): Promise<unknown>;
-  reset(enterpriseGlobalId?: string): Promise<unknown>;
+  reset(enterpriseGlobalId?: string): Promise<ResetResult>;
   /** A built-in seed by name (`"demo"`) or a seed document. */
-  seed(seed?: string | Record<string, unknown>): Promise<unknown>;
-  state(): Promise<Record<string, unknown>>;
-  importState(document: Record<string, unknown>): Promise<unknown>;
+  seed(seed?: string | Seed): Promise<SeedResult>;
+  state(): Promise<StateDocument>;
+  importState(document: StateDocument): Promise<ImportResult>;
   /** Remembers the state for `restore` (taken once at start, after the seed). */
   checkpoint(): Promise<void>;
   /** Back to the checkpoint: its records and clock, no fault rules; the journal kept. */
@@ -100,11 +91,7 @@ export declare class Sandbox {
   journal(filters?: JournalFilters): Promise<JournalPage>;
   clearJournal(): Promise<void>;
   faults(): Promise<FaultRule[]>;
-  addFault(
-    operation: string,
-    fault: Record<string, unknown>,
-    match?: { times?: number; probability?: number; seed?: number; enterpriseGlobalId?: string; bodyField?: unknown },
-  ): Promise<FaultRule>;
+  addFault(operation: string, fault: Fault, match?: FaultMatch): Promise<FaultRule>;
   removeFault(id: number): Promise<void>;
   clearFaults(): Promise<void>;
   clock(): Promise<Clock>;

@@ -1,6 +1,8 @@
 // The licensing platform's simulator for tests in Node: `startSandbox(options)` starts
 // `licensing-sim` (from the platform package, `licensing-sandbox-<os>-<cpu>`) on a free
-// loopback port and resolves once it answers. Types: index.d.ts.
+// loopback port and resolves once it answers; its admin API is driven through the
+// generated client of `sim/spec/sandbox.yaml` (`sandboxClient` of licensing-client, on
+// openapi-fetch). Types: index.d.ts.
 
 import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -8,6 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+
+import { sandboxClient } from "licensing-client";
 
 export const DEFAULT_APP_TOKEN = "sim-app-token";
 export const DEFAULT_CLIENT_TOKEN = "sim-client-token";
@@ -169,6 +173,7 @@ function end(child, timeoutMs = STOP_TIMEOUT_MS) {
 
 class Sandbox {
   #child;
+  #admin;
   #checkpoint = null;
 
   constructor(child, url, tokens) {
@@ -176,6 +181,7 @@ class Sandbox {
     this.url = url;
     this.pid = child.pid;
     this.tokens = { app: tokens.appToken, client: tokens.clientToken, user: tokens.userToken, admin: tokens.adminToken ?? null };
+    this.#admin = sandboxClient(url, this.tokens.admin ?? undefined, { fetch: boundedFetch });
   }
 
   toJSON() {
@@ -206,44 +212,42 @@ class Sandbox {
     await this.stop();
   }
 
-  /** One admin request (`path` below `/__sandbox/v1`): the decoded JSON reply or null. */
-  async request(method, path, body, query) {
-    let url = `${this.url}/__sandbox/v1${path}`;
-    const params = Object.entries(query ?? {}).filter(([, v]) => v !== undefined && v !== null);
-    if (params.length) url += "?" + new URLSearchParams(params.map(([k, v]) => [k, String(v)]));
-    const headers = {};
-    if (body !== undefined) headers["content-type"] = "application/json";
-    if (this.tokens.admin) headers.authorization = `Bearer ${this.tokens.admin}`;
-    const reply = await fetch(url, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    const length = Number(reply.headers.get("content-length") ?? 0);
-    if (length > MAX_REPLY_BYTES) throw new SandboxError(`an admin reply of ${length} bytes`);
-    const text = await reply.text();
-    const json = text ? safeJson(text) : null;
-    if (!reply.ok) {
-      const message = json?.message ?? reply.statusText;
-      throw new SandboxError(`${method} ${path}: HTTP ${reply.status}: ${message}`, reply.status, json?.field);
+  /** One admin request (`path` below `/__sandbox/v1`), for what the methods below do not
+   * cover: the decoded JSON reply or null. */
+  request(method, path, body, query) {
+    const params = Object.fromEntries(Object.entries(query ?? {}).filter(([, v]) => v !== undefined && v !== null));
+    return this.#call(`${method} ${path}`, this.#admin.request(method, `/__sandbox/v1${path}`, { body, params: { query: params } }));
+  }
+
+  /** The reply of one generated call: its data (null when empty), or a SandboxError. */
+  async #call(what, pending) {
+    let reply;
+    try {
+      reply = await pending;
+    } catch (error) {
+      throw error instanceof SandboxError ? error : new SandboxError(`${what}: ${error.cause?.message ?? error.message}`);
     }
-    return json;
+    const { data, error, response } = reply;
+    if (!response.ok) {
+      const message = (typeof error === "object" && error?.message) || response.statusText || `HTTP ${response.status}`;
+      throw new SandboxError(`${what}: HTTP ${response.status}: ${message}`, response.status, error?.field);
+    }
+    return data ?? null;
   }
 
   reset(enterpriseGlobalId) {
-    return this.request("POST", "/reset", enterpriseGlobalId ? { enterpriseGlobalId } : {});
+    return this.#call("reset", this.#admin.POST("/__sandbox/v1/reset", { body: enterpriseGlobalId ? { enterpriseGlobalId } : {} }));
   }
   seed(seed = "demo") {
     return typeof seed === "string"
-      ? this.request("POST", `/seeds/${encodeURIComponent(seed)}`)
-      : this.request("POST", "/seed", seed);
+      ? this.#call(`seed ${seed}`, this.#admin.POST("/__sandbox/v1/seeds/{name}", { params: { path: { name: seed } } }))
+      : this.#call("seed", this.#admin.POST("/__sandbox/v1/seed", { body: seed }));
   }
   state() {
-    return this.request("GET", "/state");
+    return this.#call("export state", this.#admin.GET("/__sandbox/v1/state"));
   }
   importState(document) {
-    return this.request("PUT", "/state", document);
+    return this.#call("import state", this.#admin.PUT("/__sandbox/v1/state", { body: document }));
   }
   async checkpoint() {
     this.#checkpoint = await this.state();
@@ -254,31 +258,34 @@ class Sandbox {
     if (this.#checkpoint !== null) await this.importState(this.#checkpoint);
   }
   journal(filters) {
-    return this.request("GET", "/journal", undefined, filters);
+    const query = Object.fromEntries(Object.entries(filters ?? {}).filter(([, v]) => v !== undefined && v !== null));
+    return this.#call("journal", this.#admin.GET("/__sandbox/v1/journal", { params: { query } }));
   }
   async clearJournal() {
-    await this.request("DELETE", "/journal");
+    await this.#call("clear journal", this.#admin.DELETE("/__sandbox/v1/journal"));
   }
   faults() {
-    return this.request("GET", "/faults");
+    return this.#call("faults", this.#admin.GET("/__sandbox/v1/faults"));
   }
   addFault(operation, fault, match = {}) {
-    return this.request("POST", "/faults", { operation, fault, ...match });
+    return this.#call("add fault", this.#admin.POST("/__sandbox/v1/faults", { body: { operation, fault, ...match } }));
   }
   async removeFault(id) {
-    await this.request("DELETE", `/faults/${Number(id)}`);
+    const path = { id: Number(id) };
+    await this.#call(`remove fault ${id}`, this.#admin.DELETE("/__sandbox/v1/faults/{id}", { params: { path } }));
   }
   async clearFaults() {
-    await this.request("DELETE", "/faults");
+    await this.#call("clear faults", this.#admin.DELETE("/__sandbox/v1/faults"));
   }
   clock() {
-    return this.request("GET", "/clock");
+    return this.#call("clock", this.#admin.GET("/__sandbox/v1/clock"));
   }
   setClock(nowMs, frozen = true) {
-    return this.request("PUT", "/clock", { now: Math.trunc(nowMs), frozen });
+    return this.#call("set clock", this.#admin.PUT("/__sandbox/v1/clock", { body: { now: Math.trunc(nowMs), frozen } }));
   }
   advanceClock({ ms = 0, seconds = 0, days = 0 } = {}) {
-    return this.request("POST", "/clock/advance", { ms: Math.trunc(ms + seconds * 1000 + days * 86_400_000) });
+    const body = { ms: Math.trunc(ms + seconds * 1000 + days * 86_400_000) };
+    return this.#call("advance clock", this.#admin.POST("/__sandbox/v1/clock/advance", { body }));
   }
 
   /** `licensing-proxy coverage` over the journal; written to `path` too when given. */
@@ -306,12 +313,24 @@ class Sandbox {
   }
 }
 
-function safeJson(text) {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
+/** `fetch` with a timeout, whose reply's body is read whole here and refused past
+ * MAX_REPLY_BYTES, however it is framed (a Content-Length that lies, chunks without end). */
+async function boundedFetch(request) {
+  const reply = await fetch(request, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  const length = Number(reply.headers.get("content-length") ?? 0);
+  if (length > MAX_REPLY_BYTES) {
+    await reply.body?.cancel();
+    throw new SandboxError(`an admin reply of ${length} bytes, more than ${MAX_REPLY_BYTES}`);
   }
+  const chunks = [];
+  let seen = 0;
+  for await (const chunk of reply.body ?? []) {
+    seen += chunk.byteLength;
+    if (seen > MAX_REPLY_BYTES) throw new SandboxError(`an admin reply over ${MAX_REPLY_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  const body = reply.status === 204 || reply.status === 304 ? null : Buffer.concat(chunks);
+  return new Response(body, { status: reply.status, statusText: reply.statusText, headers: reply.headers });
 }
 
 export { Sandbox };

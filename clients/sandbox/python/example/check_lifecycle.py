@@ -1,7 +1,8 @@
 """Runs the example suite and three ways a run can end badly, each pytest in a child
 process, and checks by PID that no ``licensing-sim`` outlives any of them:
 
-1. the example suite (``test_story.py``), which must pass and write its coverage report;
+1. the example suite (``test_story.py``, and ``test_admin.py``: the admin API's refusals and
+   bounds), which must pass and write its coverage report;
 2. a failing test (``lifecycle/fails.py``), which must fail;
 3. Ctrl-C: SIGINT sent to pytest while a test runs (``lifecycle/waits.py``), as a terminal
    sends it to its foreground group, of which the simulator is not a member;
@@ -105,7 +106,7 @@ def main() -> None:
         raise SystemExit("usage: check_lifecycle.py COVERAGE_FILE")
     coverage = Path(sys.argv[1]).resolve()
     coverage.unlink(missing_ok=True)
-    case("the example suite", f"--licensing-coverage={coverage}", "test_story.py", expect=0)
+    case("the example suite", f"--licensing-coverage={coverage}", "test_story.py", "test_admin.py", expect=0)
     report = coverage.read_text()
     for operation in ("createEnterprise", "batchOrder", "disableLocks", "addMembers"):
         if f"`{operation}`" not in report:

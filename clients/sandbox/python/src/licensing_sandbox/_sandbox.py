@@ -1,5 +1,5 @@
-"""The simulator process and its sandbox admin API (``sim/spec/sandbox.yaml``), over the
-standard library's ``urllib``."""
+"""The simulator process, and its sandbox admin API (``sim/spec/sandbox.yaml``) through the
+generated client ``licensing_sandbox_admin`` (``_admin.py``)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,27 @@ import sysconfig
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 import weakref
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Optional, Union, cast
+
+from licensing_sandbox_admin.api.clock import advance_clock, get_clock, set_clock
+from licensing_sandbox_admin.api.faults import clear_faults, create_fault, delete_fault, list_faults
+from licensing_sandbox_admin.api.journal import clear_journal, list_journal
+from licensing_sandbox_admin.api.state import export_state, import_state, load_builtin_seed, load_seed, reset
+from licensing_sandbox_admin.models import (
+    ClockAdvance,
+    ClockSetting,
+    FaultRuleSpec,
+    ResetRequest,
+    Seed,
+    StateDocument,
+)
+from licensing_sandbox_admin.models.builtin_seed import BuiltinSeed
+from licensing_sandbox_admin.types import Response
+
+from . import _admin as admin
+from ._admin import SandboxError
 
 DEFAULT_APP_TOKEN = "sim-app-token"
 DEFAULT_CLIENT_TOKEN = "sim-client-token"
@@ -27,30 +42,16 @@ DEFAULT_USER_TOKEN = "sim-user-token"
 
 #: Seconds ``Sandbox.start`` waits for the simulator to say where it listens and answer.
 START_TIMEOUT = 30.0
-#: Seconds each admin request may take.
-REQUEST_TIMEOUT = 30.0
-#: Bytes of an admin reply read at most (the journal keeps at most 32 MiB by default; a
-#: state export is bounded by what an import may send, 128 MiB).
-MAX_REPLY_BYTES = 256 * 1024 * 1024
 #: Seconds ``stop`` waits for a clean stop before it kills the process.
 STOP_TIMEOUT = 10.0
 #: Seconds ``coverage`` gives ``licensing-proxy coverage``.
 COVERAGE_TIMEOUT = 120.0
 
 _LISTENING = re.compile(r"^listening on (https?://\S+)$")
+_JOURNAL_FILTERS = {"operation", "code", "since", "until", "limit"}
 _COVERAGE_FORMATS = {".json": "json", ".xml": "junit"}
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-class SandboxError(Exception):
-    """The simulator could not be started, or its admin API refused a request (``status``:
-    the HTTP status, ``field``: the path of the offending field, when it names one)."""
-
-    def __init__(self, message: str, status: Optional[int] = None, field: Optional[str] = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.field = field
 
 
 def binary(name: str) -> str:
@@ -123,6 +124,7 @@ class Sandbox:
         self.user_token: str = tokens["user_token"] or DEFAULT_USER_TOKEN
         #: ``None`` when the admin API was started without one.
         self.admin_token: Optional[str] = tokens["admin_token"]
+        self._admin = admin.client(url, self.admin_token)
         self._finalizer = weakref.finalize(self, _end, process)
         self._checkpoint: Any = None
 
@@ -196,7 +198,7 @@ class Sandbox:
             try:
                 self.clock()
                 return
-            except (OSError, SandboxError):
+            except SandboxError:
                 if time.monotonic() > deadline or self._process.poll() is not None:
                     raise SandboxError(f"licensing-sim at {self.url} does not answer")
                 time.sleep(0.05)
@@ -214,6 +216,7 @@ class Sandbox:
     def stop(self) -> None:
         """Stops the simulator and waits for it to be gone (safe to call twice)."""
         self._finalizer()
+        self._admin.get_httpx_client().close()
         try:
             self._log.close()
         except OSError:
@@ -222,42 +225,32 @@ class Sandbox:
     # ------------------------------------------------------------------ admin API
 
     def request(self, method: str, path: str, body: Any = None, query: Optional[dict[str, Any]] = None) -> Any:
-        """One admin request (``path`` below ``/__sandbox/v1``): the decoded JSON reply, or
-        ``None`` for an empty one. A refusal raises ``SandboxError``."""
-        url = f"{self.url}/__sandbox/v1{path}"
-        if query:
-            url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(url, data=data, method=method)
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        if self.admin_token is not None:
-            req.add_header("Authorization", f"Bearer {self.admin_token}")
-        try:
-            with urllib.request.urlopen(req, timeout=REQUEST_TIMEOUT) as reply:
-                text = _read(reply)
-        except urllib.error.HTTPError as error:
-            detail = _json_or_none(_read(error)) or {}
-            message = detail.get("message") if isinstance(detail, dict) else None
-            raise SandboxError(
-                f"{method} {path}: HTTP {error.code}: {message or error.reason}",
-                status=error.code,
-                field=detail.get("field") if isinstance(detail, dict) else None,
-            ) from None
-        return _json_or_none(text)
+        """One admin request (``path`` below ``/__sandbox/v1``), for what the methods below
+        do not cover: the decoded JSON reply, or ``None`` for an empty one. A refusal raises
+        ``SandboxError``."""
+        params = {k: v for k, v in (query or {}).items() if v is not None}
+        http = self._admin.get_httpx_client()
+
+        def send() -> Response[Any]:
+            reply = http.request(method, f"/__sandbox/v1{path}", json=body, params=params)
+            return Response(status_code=reply.status_code, content=reply.content, headers=reply.headers, parsed=None)
+
+        return admin.call(f"{method} {path}", send)
 
     def reset(self, enterprise_global_id: Optional[str] = None) -> Any:
         """Forgets every record (the journal and fault rules are kept; the clock goes back
         to the machine's), or one enterprise's."""
-        body = {} if enterprise_global_id is None else {"enterpriseGlobalId": enterprise_global_id}
-        return self.request("POST", "/reset", body)
+        body = ResetRequest() if enterprise_global_id is None else ResetRequest(enterprise_global_id=enterprise_global_id)
+        return admin.call("reset", lambda: reset.sync_detailed(client=self._admin, body=body))
 
     def seed(self, seed: Union[str, dict[str, Any]] = "demo") -> Any:
         """Loads a built-in seed by name (``"demo"``) or a seed document; returns the ids
         the seed's names were given."""
         if isinstance(seed, str):
-            return self.request("POST", f"/seeds/{urllib.parse.quote(seed, safe='')}")
-        return self.request("POST", "/seed", seed)
+            name = cast(BuiltinSeed, seed)
+            return admin.call(f"seed {seed!r}", lambda: load_builtin_seed.sync_detailed(name, client=self._admin))
+        document = admin.model(Seed.from_dict, seed, "seed")
+        return admin.call("seed", lambda: load_seed.sync_detailed(client=self._admin, body=document))
 
     def checkpoint(self) -> None:
         """Remembers the state as it is now for ``restore`` (``start`` takes one once the
@@ -274,47 +267,54 @@ class Sandbox:
 
     def state(self) -> Any:
         """The whole state as one document (``import_state`` takes it back)."""
-        return self.request("GET", "/state")
+        return admin.call("export state", lambda: export_state.sync_detailed(client=self._admin))
 
     def import_state(self, document: Any) -> Any:
         """Replaces the whole state (checked completely first)."""
-        return self.request("PUT", "/state", document)
+        body = admin.model(StateDocument.from_dict, document, "import state")
+        return admin.call("import state", lambda: import_state.sync_detailed(client=self._admin, body=body))
 
     def journal(self, **filters: Any) -> Any:
         """The requests the services received and what they answered (``operation``,
         ``code``, ``since``, ``until``, ``limit``)."""
-        return self.request("GET", "/journal", query=filters)
+        unknown = sorted(set(filters) - _JOURNAL_FILTERS)
+        if unknown:
+            raise SandboxError(f"journal: no filter {unknown[0]!r} (filters: {', '.join(sorted(_JOURNAL_FILTERS))})")
+        chosen = {k: v for k, v in filters.items() if v is not None}
+        return admin.call("journal", lambda: list_journal.sync_detailed(client=self._admin, **chosen))
 
     def clear_journal(self) -> None:
-        self.request("DELETE", "/journal")
+        admin.call("clear journal", lambda: clear_journal.sync_detailed(client=self._admin))
 
     def faults(self) -> Any:
         """The scripted fault rules, in the order they are tried."""
-        return self.request("GET", "/faults")
+        return admin.call("faults", lambda: list_faults.sync_detailed(client=self._admin))
 
     def add_fault(self, operation: str, fault: dict[str, Any], **match: Any) -> Any:
         """Adds a rule: ``add_fault("batchOrder", {"kind": "code", "code": "500"}, times=1)``;
         ``match`` takes ``enterpriseGlobalId``, ``bodyField``, ``times``, ``probability``,
         ``seed``. Returns the rule with its ``id``."""
-        return self.request("POST", "/faults", {"operation": operation, "fault": fault, **match})
+        rule = admin.model(FaultRuleSpec.from_dict, {"operation": operation, "fault": fault, **match}, "add fault")
+        return admin.call("add fault", lambda: create_fault.sync_detailed(client=self._admin, body=rule))
 
     def remove_fault(self, rule_id: int) -> None:
-        self.request("DELETE", f"/faults/{int(rule_id)}")
+        admin.call(f"remove fault {rule_id}", lambda: delete_fault.sync_detailed(int(rule_id), client=self._admin))
 
     def clear_faults(self) -> None:
-        self.request("DELETE", "/faults")
+        admin.call("clear faults", lambda: clear_faults.sync_detailed(client=self._admin))
 
     def clock(self) -> Any:
         """The simulator's time (``now``, ms since the Unix epoch)."""
-        return self.request("GET", "/clock")
+        return admin.call("clock", lambda: get_clock.sync_detailed(client=self._admin))
 
     def set_clock(self, now_ms: int, frozen: bool = True) -> Any:
-        return self.request("PUT", "/clock", {"now": int(now_ms), "frozen": frozen})
+        body = ClockSetting(now=int(now_ms), frozen=frozen)
+        return admin.call("set clock", lambda: set_clock.sync_detailed(client=self._admin, body=body))
 
     def advance_clock(self, ms: int = 0, *, days: float = 0, seconds: float = 0) -> Any:
         """Moves the clock forward: ``advance_clock(days=31)``."""
-        total = int(ms + seconds * 1000 + days * 86_400_000)
-        return self.request("POST", "/clock/advance", {"ms": total})
+        body = ClockAdvance(ms=int(ms + seconds * 1000 + days * 86_400_000))
+        return admin.call("advance clock", lambda: advance_clock.sync_detailed(client=self._admin, body=body))
 
     def coverage(self, format: str = "markdown", path: Optional[PathLike] = None) -> str:
         """What the traffic in the journal exercised of the documents, by
@@ -366,22 +366,6 @@ def _tail(log: Any) -> str:
     except (OSError, ValueError):
         return ""
     return f": {text}" if text else ""
-
-
-def _read(reply: Any) -> bytes:
-    data: bytes = reply.read(MAX_REPLY_BYTES + 1)
-    if len(data) > MAX_REPLY_BYTES:
-        raise SandboxError(f"an admin reply over {MAX_REPLY_BYTES} bytes")
-    return data
-
-
-def _json_or_none(data: bytes) -> Any:
-    if not data:
-        return None
-    try:
-        return json.loads(data)
-    except ValueError:
-        return None
 
 
 __all__ = [
