@@ -21,7 +21,7 @@ pub struct Options {
 }
 
 /// The sections of a run, in its order.
-pub const SECTIONS: [&str; 9] = [
+pub const SECTIONS: [&str; 10] = [
     "overhead",
     "throughput",
     "batch",
@@ -30,6 +30,7 @@ pub const SECTIONS: [&str; 9] = [
     "bulk",
     "proxy",
     "seed",
+    "fresh",
     "build",
 ];
 

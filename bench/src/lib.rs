@@ -15,6 +15,7 @@
 //! | a hostile reply's peak heap | the reply's size (target ≤ 3×) | `benches/reply.rs` against a server thread of its own |
 //! | bulk submit | the SDK called directly on the same file (`benches/bulk.rs`) | `licensing orders submit`, each side a process against a fresh `licensing-sim` |
 //! | conformance proxy | the simulator direct, same load, in turn | `licensing-proxy` in front of `licensing-sim`, both loaded by `bench-load load` |
+//! | a fresh sandbox per test | WireMock's standalone jar and Prism, each started anew and polled until it answers | `licensing_sandbox` (Python) and `startSandbox` (Node) from the packages of `target/dist`, timed in their own processes |
 //! | build cost | targets (≤ 1 s generation, ≤ 10 s rebuild) | the generator timed in this process; with `--build-cost`, debug `cargo build`s timed |
 //!
 //! Every binary is found where cargo put it (its JSON build messages; `cargo metadata`'s
@@ -28,6 +29,7 @@ use std::path::{Path, PathBuf};
 mod build_cost;
 mod bulk;
 mod cargo;
+mod fresh;
 mod http;
 mod lab;
 mod load;

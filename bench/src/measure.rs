@@ -18,7 +18,7 @@ pub use crate::progress::step;
 use crate::results::{Commit, FORMAT, Machine, Results, Run, Sections};
 use crate::servers::{PrismInstall, Server};
 use crate::specs;
-use crate::{build_cost, bulk, proxy, seed, targets, throughput};
+use crate::{build_cost, bulk, fresh, proxy, seed, targets, throughput};
 
 /// Measures every section `options` asks for and writes the record; its path.
 pub fn measure(root: &Path, options: &Options) -> Result<PathBuf> {
@@ -82,6 +82,10 @@ pub fn measure(root: &Path, options: &Options) -> Result<PathBuf> {
         let dir = bins.target_dir.join("bench-seed");
         sections.seed = Some(seed::measure(&bins.sim, &dir, options.smoke)?);
     }
+    if options.runs("fresh") {
+        step("7c. a fresh sandbox per test: from start to the first answer, and to a seeded state");
+        sections.fresh = Some(fresh::measure(&lab)?);
+    }
     // Nothing of the build is timed in a smoke run.
     if options.runs("build") && !options.smoke {
         step("8. build cost");
@@ -116,14 +120,20 @@ pub fn measure(root: &Path, options: &Options) -> Result<PathBuf> {
 /// fetched while cargo builds (network and disk, little CPU). oha comes from crates.io,
 /// built once per target directory (minutes, the first time).
 fn prepare<'a>(root: &'a Path, options: &'a Options) -> Result<Lab<'a>> {
-    let (prism, stub_servers, oha) = if options.smoke || !options.runs("throughput") {
+    // The fresh-sandbox comparison starts Prism and WireMock too (not oha).
+    let peers = !options.smoke && (options.runs("throughput") || options.runs("fresh"));
+    let (prism, stub_servers, oha) = if !peers {
         (None, None, None)
     } else {
         let target = target_dir(root)?;
         (
             PrismInstall::start(&target)?,
             PeersInstall::start(&target)?,
-            OhaInstall::start(&target)?,
+            if options.runs("throughput") {
+                OhaInstall::start(&target)?
+            } else {
+                None
+            },
         )
     };
     let bins = Binaries::build(root, options.smoke)?;

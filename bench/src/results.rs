@@ -92,6 +92,8 @@ pub struct Sections {
     pub proxy: Option<Value>,
     /// Per seed, its size and each run's seconds and peak.
     pub seed: Option<Value>,
+    /// A fresh sandbox per test: per side and phase, each round's seconds.
+    pub fresh: Option<Value>,
     pub build: Option<Build>,
 }
 

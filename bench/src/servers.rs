@@ -117,19 +117,8 @@ impl Server {
         if let Some(install) = PrismInstall::start(&bins.target_dir)? {
             install.wait()?;
         }
-        let bin = PrismInstall::bin(&bins.target_dir);
         let port = free_port()?;
-        let mut cmd = Command::new(bin);
-        cmd.args([
-            "mock",
-            "spec/order.yaml",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-        ])
-        .current_dir(root);
-        Self::quiet(cmd, port, "prism")
+        Self::quiet(prism_command(root, &bins.target_dir, port), port, "prism")
     }
 
     /// A peer server started by `cmd` on `port` of 127.0.0.1, its output discarded, once
@@ -147,6 +136,22 @@ impl Server {
             url: format!("http://127.0.0.1:{port}"),
         })
     }
+}
+
+/// `prism mock spec/order.yaml` on `port` of 127.0.0.1, as the throughput comparison runs
+/// it (installed into the target directory by [`PrismInstall`]).
+pub fn prism_command(root: &Path, target_dir: &Path, port: u16) -> Command {
+    let mut cmd = Command::new(PrismInstall::bin(target_dir));
+    cmd.args([
+        "mock",
+        "spec/order.yaml",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+    ])
+    .current_dir(root);
+    cmd
 }
 
 /// `npm install` of Prism into the target directory, running in the background.

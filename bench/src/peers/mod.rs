@@ -5,7 +5,10 @@
 //! target directory while cargo builds; each is checked to answer every loaded request with
 //! its example before any load.
 
-use std::{path::Path, process::Command};
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+};
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -95,17 +98,30 @@ pub fn start(specs: &[Spec], target_dir: &Path, probes: &[Probe]) -> Result<Vec<
 /// off as WireMock documents for long runs and performance testing.
 fn wiremock(target_dir: &Path, stubs: &[Stub]) -> Result<Server> {
     let root_dir = write_wiremock(target_dir, stubs)?;
-    let jar = wiremock_jar(target_dir)?;
     let port = free_port()?;
+    let cmd = wiremock_command(target_dir, &root_dir, port)?;
+    Server::quiet(cmd, port, "WireMock (java -jar)")
+}
+
+/// `java -jar` of WireMock's standalone jar on `port` of 127.0.0.1 with the root
+/// directory `root_dir` (its `mappings/`), as the throughput comparison runs it.
+pub fn wiremock_command(target_dir: &Path, root_dir: &Path, port: u16) -> Result<Command> {
+    let jar = wiremock_jar(target_dir)?;
     let mut cmd = Command::new("java");
     cmd.arg("-jar")
         .arg(&jar)
         .args(["--port", &port.to_string(), "--bind-address", "127.0.0.1"])
         .arg("--root-dir")
-        .arg(&root_dir)
+        .arg(root_dir)
         .args(["--disable-banner", "--no-request-journal"])
         .arg("--disable-request-logging");
-    Server::quiet(cmd, port, "WireMock (java -jar)")
+    Ok(cmd)
+}
+
+/// A WireMock root directory at `root` with the stubs of the operations `ids` (none:
+/// an empty `mappings/`), from the specs.
+pub fn wiremock_root(specs: &[Spec], ids: &[&str], root: &Path) -> Result<PathBuf> {
+    stubs::write_wiremock_at(root, &stubs::stubs(specs, ids)?)
 }
 
 /// `mockoon-cli start`, its defaults except the log file (each transaction is still

@@ -254,7 +254,12 @@ fn stubs_dir(target_dir: &Path) -> PathBuf {
 
 /// WireMock's root directory (`mappings/<operationId>.json`), written afresh.
 pub fn write_wiremock(target_dir: &Path, stubs: &[Stub]) -> Result<PathBuf> {
-    let root = stubs_dir(target_dir).join("wiremock");
+    write_wiremock_at(&stubs_dir(target_dir).join("wiremock"), stubs)
+}
+
+/// A WireMock root directory at `root` holding the mappings of `stubs`, written afresh.
+pub fn write_wiremock_at(root: &Path, stubs: &[Stub]) -> Result<PathBuf> {
+    let root = root.to_path_buf();
     let _ = std::fs::remove_dir_all(&root);
     let mappings = root.join("mappings");
     std::fs::create_dir_all(&mappings)

@@ -16,6 +16,7 @@ mod build;
 mod bulk;
 mod chart;
 mod format;
+mod fresh;
 mod oha;
 mod overhead;
 mod paging;
@@ -176,6 +177,9 @@ pub fn report(results: &Results) -> Result<String> {
     }
     if let Some(seed) = &s.seed {
         report.seed(seed);
+    }
+    if let Some(f) = &s.fresh {
+        report.fresh(f);
     }
     if let Some(b) = &s.build {
         report.build(b);
