@@ -4,15 +4,15 @@
 # Chromium: `cargo xtask console` (journal within one second, copy as cURL run in a
 # shell, a fault added through the form, reset asking first, labelled controls, no
 # console errors, no request leaving the simulator's origin). It adds about 15 s to CI
-# when the binaries are already built by the test step (npm ci of playwright-core, two
+# when the binaries are already built by the test step (npm ci of the lock file, two
 # cargo builds that find nothing to do, about 7 s in the browser).
 #
 # Firefox: `cargo xtask console --browser firefox` (the same, signed in with an admin
-# token through a session whose changes need x-sandbox-csrf, over WebDriver: geckodriver
-# and Selenium). On a fresh clone it builds geckodriver from its crates.io source and
-# installs the hash-pinned Selenium: measured 253 s in all on 2 busy cores (load 9; 111 s
-# of CPU, most of it the geckodriver build), about 15 s once those are there (12 s in the
-# browser). Debian's firefox-esr is installed here when missing.
+# token through a session whose changes need x-sandbox-csrf, over WebDriver BiDi: the
+# puppeteer-core of the Chromium check's lock file speaks it to the browser itself, so
+# after the Chromium check nothing is built or installed for it). With the cargo builds
+# done, 14 to 23 s on 2 busy cores (load 6 to 12), almost all of it in the browser.
+# Debian's firefox-esr is installed here when missing.
 #
 # Both browsers are Debian's packages.
 set -euo pipefail

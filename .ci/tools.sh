@@ -1,16 +1,14 @@
 #!/usr/bin/env bash
 # The tools CI builds from crates.io, built once per machine into $LICENSING_CI_CACHE/bin
 # (default ~/.cache/licensing-ci/bin, outside the clone, so that a later clone on the same
-# machine finds them): cargo-semver-checks (.ci/semver.sh) and geckodriver (the console's
-# Firefox check, `cargo xtask console --browser firefox`, through GECKODRIVER). A tool of
-# another version than the one pinned here (or in xtask) is built again.
+# machine finds them): cargo-semver-checks (.ci/semver.sh). A tool of another version than
+# the one pinned is built again.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 cache=${LICENSING_CI_CACHE:-$HOME/.cache/licensing-ci}
 semver_version=$(sed -nE 's/^version=([0-9.]+)$/\1/p' .ci/semver.sh)
-gecko_version=$(sed -nE 's/^pub const GECKODRIVER_VERSION: &str = "([0-9.]+)";/\1/p' xtask/src/console.rs)
-[ -n "$semver_version" ] && [ -n "$gecko_version" ] || { echo "tools.sh: cannot read the pinned versions" >&2; exit 1; }
+[ -n "$semver_version" ] || { echo "tools.sh: cannot read the pinned versions" >&2; exit 1; }
 
 install() { # NAME VERSION VERSION-COMMAND EXPECTED-VERSION-LINE [cargo install options]
   local name=$1 version=$2 check=$3 expected=$4
@@ -31,6 +29,5 @@ install() { # NAME VERSION VERSION-COMMAND EXPECTED-VERSION-LINE [cargo install 
 }
 install cargo-semver-checks "$semver_version" "cargo semver-checks --version" \
   "cargo-semver-checks $semver_version"
-install geckodriver "$gecko_version" "geckodriver --version" "geckodriver $gecko_version" --debug
 # Their intermediate files are of no further use (several hundred MB).
 rm -rf "$cache/build"

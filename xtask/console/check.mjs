@@ -35,23 +35,12 @@ import { join } from "node:path";
 
 import { chromium } from "playwright-core";
 
+import { checker, sdkEnvironment, unlabelledControls } from "./shared.mjs";
+
 const config = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const origin = new URL(config.url).origin;
-const problems = [];
-const check = (ok, what) => {
-  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
-  if (!ok) problems.push(what);
-};
-
-const sdkEnv = {
-  ...process.env,
-  LICENSING_ORDER_URL: config.url,
-  LICENSING_MEMBER_URL: config.url,
-  LICENSING_APP_TOKEN: "sim-app-token",
-  LICENSING_CLIENT_TOKEN: "sim-client-token",
-  LICENSING_USER_TOKEN: "sim-user-token",
-  LICENSING_CONFIG_DIR: config.configDir,
-};
+const { problems, check } = checker();
+const sdkEnv = sdkEnvironment(config.url, config.configDir);
 
 /** One SDK call through the command line: its exit status and output. */
 function sdk(...args) {
@@ -281,12 +270,7 @@ try {
     const violations = await axeViolations(axePage);
     check(violations.length === 0, `/__sandbox/${path}: axe finds no violation ${violations.join(" | ")}`);
     await page.goto(`${config.url}/__sandbox/${path}`);
-    const unlabelled = await page.evaluate(() =>
-      [...document.querySelectorAll("input, select, textarea, button")]
-        .filter((c) => c.type !== "hidden")
-        .filter((c) => !(c.labels?.length || c.getAttribute("aria-label") || c.textContent.trim()))
-        .map((c) => c.outerHTML.slice(0, 80)),
-    );
+    const unlabelled = await page.evaluate(unlabelledControls);
     check(unlabelled.length === 0, `/__sandbox/${path}: every control labelled ${unlabelled.join(" ")}`);
     const unreachable = await page.evaluate(() =>
       [...document.querySelectorAll("a[href], input, select, button, summary")]

@@ -9,12 +9,11 @@
 //!   `--save-screenshot` to `sim/docs/console-{journal,coverage}.png` (the docs'). A
 //!   `licensing-proxy` in front of that simulator serves the Conformance and Coverage
 //!   pages the check's last steps open.
-//! * Firefox: `xtask/console/check_firefox.py` with Selenium (hash-pinned in
-//!   `xtask/console/requirements.txt`) through geckodriver, against a simulator started
-//!   with an admin token so that the check signs in and works through a session. The
-//!   browser is the system's (`FIREFOX`, or `firefox-esr` / `firefox` on `PATH`: Debian's
-//!   `firefox-esr`); geckodriver is `GECKODRIVER`, or built once from its crates.io source
-//!   (`cargo install geckodriver`, [`GECKODRIVER_VERSION`]) into `<target>/console/`.
+//! * Firefox: `xtask/console/check_firefox.mjs` with puppeteer-core (pinned in the same
+//!   lock file), which speaks WebDriver BiDi to the browser itself, with no driver
+//!   between them, against a simulator started with an admin token so that the check
+//!   signs in and works through a session. The browser is the system's (`FIREFOX`, or
+//!   `firefox-esr` / `firefox` on `PATH`: Debian's `firefox-esr`).
 //!
 //! What each checks is listed at the top of its script.
 
@@ -33,15 +32,12 @@ use crate::toolchain::{self, done, step};
 /// Where the checks and their lock files live.
 const CHECK: &str = "xtask/console";
 
-/// The geckodriver release built when none is given (`cargo install geckodriver`).
-pub const GECKODRIVER_VERSION: &str = "0.37.1";
-
 /// The browser a check drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Browser {
     /// Headless Chromium through playwright-core.
     Chromium,
-    /// Headless Firefox through geckodriver (WebDriver) and Selenium.
+    /// Headless Firefox over WebDriver BiDi, through puppeteer-core.
     Firefox,
 }
 
@@ -64,7 +60,7 @@ fn run_chromium(root: &Path, save_screenshot: bool) -> Result<()> {
     let out = toolchain::target_dir(root)?.join("console");
     let tools = out.join("tools");
     toolchain::npm_ci(&root.join(CHECK), &tools)?;
-    toolchain::copy(&root.join(CHECK), &tools, &["check.mjs"])?;
+    toolchain::copy(&root.join(CHECK), &tools, &["check.mjs", "shared.mjs"])?;
     done(t);
 
     let (sim, cli) = build(root)?;
@@ -160,13 +156,15 @@ fn build(root: &Path) -> Result<(PathBuf, PathBuf)> {
 
 fn run_firefox(root: &Path) -> Result<()> {
     let started = Instant::now();
+    let t = step("tools: puppeteer-core (xtask/console/package-lock.json)");
     let out = toolchain::target_dir(root)?.join("console");
-    let t = step("tools: Selenium (xtask/console/requirements.txt) and geckodriver");
-    let bin = toolchain::venv(
-        &root.join(CHECK).join("requirements.txt"),
-        &out.join("firefox-venv"),
+    let tools = out.join("tools");
+    toolchain::npm_ci(&root.join(CHECK), &tools)?;
+    toolchain::copy(
+        &root.join(CHECK),
+        &tools,
+        &["check_firefox.mjs", "shared.mjs"],
     )?;
-    let geckodriver = geckodriver(&out)?;
     done(t);
 
     let (sim, cli) = build(root)?;
@@ -174,10 +172,9 @@ fn run_firefox(root: &Path) -> Result<()> {
     let t = step("the console in headless Firefox");
     let browser = firefox()?;
     eprintln!(
-        "browser: {} ({}); {}",
+        "browser: {} ({})",
         browser.display(),
-        browser_version(&browser),
-        toolchain::version(&geckodriver.to_string_lossy(), "")?
+        browser_version(&browser)
     );
     let token = random_token();
     let simulator = Simulator::start_with(
@@ -194,8 +191,6 @@ fn run_firefox(root: &Path) -> Result<()> {
         &config,
         serde_json::to_string_pretty(&json!({
             "firefox": browser,
-            "geckodriver": geckodriver,
-            "geckodriverLog": out.join("geckodriver.log"),
             "url": simulator.url,
             "adminToken": token,
             "cli": cli,
@@ -204,11 +199,10 @@ fn run_firefox(root: &Path) -> Result<()> {
         }))?,
     )?;
     let outcome = toolchain::run(
-        Command::new(bin.join("python"))
-            .arg(root.join(CHECK).join("check_firefox.py"))
+        Command::new("node")
+            .arg("check_firefox.mjs")
             .arg(&config)
-            // Selenium asks no one for a driver or browser: both are given.
-            .env("SE_OFFLINE", "true"),
+            .current_dir(&tools),
     );
     // The token was for this simulator only; it goes with it.
     let _ = fs::remove_file(&config);
@@ -242,48 +236,6 @@ fn firefox() -> Result<PathBuf> {
          (apt-get install firefox-esr) or set FIREFOX to the browser's path",
         names.join(", ")
     )
-}
-
-/// geckodriver: `GECKODRIVER`, or [`GECKODRIVER_VERSION`] built from its crates.io source
-/// into `out` (once).
-fn geckodriver(out: &Path) -> Result<PathBuf> {
-    if let Some(path) = std::env::var_os("GECKODRIVER") {
-        return Ok(PathBuf::from(path));
-    }
-    let root = out.join("geckodriver");
-    let exe = root.join("bin").join("geckodriver");
-    // `geckodriver 0.37.1`, and a commit after it in Mozilla's own builds.
-    let is_wanted = |version: &str| {
-        let mut words = version.split_whitespace();
-        words.next() == Some("geckodriver") && words.next() == Some(GECKODRIVER_VERSION)
-    };
-    if exe.is_file() && is_wanted(&toolchain::version(&exe.to_string_lossy(), "")?) {
-        eprintln!("{} is geckodriver {GECKODRIVER_VERSION}", exe.display());
-        return Ok(exe);
-    }
-    // Unoptimised and without debug info: it builds in about half the time, and the
-    // driver's speed is nothing beside the browser's.
-    toolchain::run(
-        Command::new(env!("CARGO"))
-            .args(["install", "--quiet", "--locked", "--debug", "geckodriver"])
-            .arg("--version")
-            .arg(GECKODRIVER_VERSION)
-            .arg("--root")
-            .arg(&root)
-            .arg("--target-dir")
-            .arg(out.join("geckodriver-build"))
-            .env("CARGO_PROFILE_DEV_DEBUG", "0"),
-    )?;
-    let version = toolchain::version(&exe.to_string_lossy(), "")?;
-    if !is_wanted(&version) {
-        bail!(
-            "{} says {version:?}, not geckodriver {GECKODRIVER_VERSION}",
-            exe.display()
-        );
-    }
-    // The build's intermediate files are of no further use (about 400 MB).
-    let _ = fs::remove_dir_all(out.join("geckodriver-build"));
-    Ok(exe)
 }
 
 /// A token for one run of the simulator, unguessable enough for a loopback listener that

@@ -135,7 +135,7 @@ enum Command {
     /// Drive the simulator's sandbox console in headless Chromium or Firefox (journal,
     /// cURL, fault form, reset) against a running licensing-sim.
     Console {
-        /// The browser: Chromium (playwright-core) or Firefox (geckodriver and Selenium).
+        /// The browser: Chromium (playwright-core) or Firefox (puppeteer-core, WebDriver BiDi).
         #[arg(long, value_enum, default_value = "chromium")]
         browser: console::Browser,
         /// Also save the journal's screenshot (Chromium's) as sim/docs/console-journal.png.
