@@ -3,7 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use licensing_test_support::{functions, layers};
+use licensing_test_support::{
+    architecture::{
+        assert_no_file_too_long, assert_no_files_import_each_other, assert_none, sources_found,
+    },
+    functions,
+};
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -11,27 +16,15 @@ fn src() -> PathBuf {
 
 #[test]
 fn no_file_is_too_long_and_no_function_either() {
-    let long = layers::too_long(&src(), 600);
-    assert!(long.is_empty(), "over 600 lines:\n{}", long.join("\n"));
+    assert_no_file_too_long(&src(), 600);
     let long: Vec<String> = functions::long_functions(&src(), 150)
         .into_iter()
         .map(|f| format!("{}:{} {} ({} lines)", f.file, f.line, f.name, f.lines))
         .collect();
-    assert!(
-        long.is_empty(),
-        "functions over 150 lines:\n{}",
-        long.join("\n")
-    );
+    assert_none("functions over 150 lines", &long);
 }
 
 #[test]
 fn no_files_import_each_other() {
-    let files = layers::sources(&src());
-    assert!(files.len() > 20, "the sources were not found");
-    let found = layers::module_cycles(&files);
-    assert!(
-        found.is_empty(),
-        "files that import each other (move what they share, or lean on a third):\n{}",
-        found.join("\n")
-    );
+    assert_no_files_import_each_other(&sources_found(&src(), 20));
 }

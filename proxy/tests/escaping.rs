@@ -53,6 +53,15 @@ fn binary(args: &[&str], files: &[&Path]) -> (Option<i32>, String) {
 /// twice under [`FORGED`], an employee [`MARKUP`] added twice, and a read answered the
 /// undocumented code [`TERMINAL`]; and a proxy recording with a batch applied twice under
 /// [`TERMINAL`].
+/// `licensing-proxy` run with `args` on the [`hostile_files`] written to `dir`: the
+/// journal's path and the report, once the run has succeeded.
+fn hostile_coverage(dir: &Path, args: &[&str]) -> (PathBuf, String) {
+    let (journal, har) = hostile_files(dir);
+    let (code, out) = binary(args, &[&journal, &har]);
+    assert_eq!(code, Some(0), "{out}");
+    (journal, out)
+}
+
 fn hostile_files(dir: &Path) -> (PathBuf, PathBuf) {
     let batch = |seq: u64, id: &str| {
         json!({"seq": seq, "operation": "batchOrder", "method": "POST", "path": BATCH,
@@ -133,9 +142,7 @@ fn shape(markdown: &str) -> Shape {
 #[test]
 fn coverage_markdown_keeps_its_own_blocks_whatever_the_values_hold() {
     let dir = tempfile::tempdir().unwrap();
-    let (journal, har) = hostile_files(dir.path());
-    let (code, md) = binary(&["coverage"], &[&journal, &har]);
-    assert_eq!(code, Some(0), "{md}");
+    let (journal, md) = hostile_coverage(dir.path(), &["coverage"]);
     let shape = shape(&md);
     assert_eq!(
         shape.headings,
@@ -182,9 +189,7 @@ fn coverage_markdown_keeps_its_own_blocks_whatever_the_values_hold() {
 #[test]
 fn coverage_junit_parses_whatever_the_values_hold() {
     let dir = tempfile::tempdir().unwrap();
-    let (journal, har) = hostile_files(dir.path());
-    let (code, xml) = binary(&["coverage", "--format", "junit"], &[&journal, &har]);
-    assert_eq!(code, Some(0), "{xml}");
+    let (_, xml) = hostile_coverage(dir.path(), &["coverage", "--format", "junit"]);
     let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}: {xml:?}"));
     let failed: Vec<String> = doc
         .descendants()
@@ -206,9 +211,7 @@ fn coverage_junit_parses_whatever_the_values_hold() {
 #[test]
 fn coverage_json_keeps_the_values_and_nothing_a_terminal_acts_on() {
     let dir = tempfile::tempdir().unwrap();
-    let (journal, har) = hostile_files(dir.path());
-    let (code, out) = binary(&["coverage", "--format", "json"], &[&journal, &har]);
-    assert_eq!(code, Some(0), "{out}");
+    let (_, out) = hostile_coverage(dir.path(), &["coverage", "--format", "json"]);
     assert_eq!(raw_controls(&out), Vec::<char>::new(), "{out:?}");
     let report: Value = serde_json::from_str(&out).unwrap();
     let doubles = report["suspectedDoubleSubmissions"].as_array().unwrap();

@@ -5,6 +5,7 @@
 //! origin, or naming `localhost` work.
 
 use licensing_sim::Simulator;
+use licensing_test_support::sim::simulator;
 use reqwest::{Client, Method};
 use serde_json::{Value, json};
 
@@ -14,6 +15,18 @@ struct Answer {
 }
 
 /// A request exactly as given, headers included.
+/// Adds the rule [`FAULT`] with `headers`.
+async fn create_fault(sim: &Simulator, headers: &[(&str, String)]) -> Answer {
+    send(
+        sim,
+        Method::POST,
+        "/__sandbox/v1/faults",
+        headers,
+        Some(FAULT),
+    )
+    .await
+}
+
 async fn send(
     sim: &Simulator,
     method: Method,
@@ -159,24 +172,10 @@ async fn clients_without_origin_the_own_origin_and_localhost_still_work() {
     let own = sim.url();
     let json = || ("content-type", "application/json".to_string());
     // No Origin (curl, the SDK, the CLI): as before.
-    let created = send(
-        &sim,
-        Method::POST,
-        "/__sandbox/v1/faults",
-        &[json()],
-        Some(FAULT),
-    )
-    .await;
+    let created = create_fault(&sim, &[json()]).await;
     assert_eq!(created.status, 201, "{:?}", created.body);
     // The simulator's own origin, as its own pages send it.
-    let created = send(
-        &sim,
-        Method::POST,
-        "/__sandbox/v1/faults",
-        &[json(), ("origin", own.clone())],
-        Some(FAULT),
-    )
-    .await;
+    let created = create_fault(&sim, &[json(), ("origin", own.clone())]).await;
     assert_eq!(created.status, 201, "{:?}", created.body);
     let same_origin = send(
         &sim,
@@ -248,11 +247,7 @@ async fn another_host_name_works_only_when_allowed() {
         "{:?}",
         refused.body
     );
-    let allowed = Simulator::builder()
-        .allowed_host("licensing-sim")
-        .start()
-        .await
-        .unwrap();
+    let allowed = simulator(Simulator::builder().allowed_host("licensing-sim")).await;
     let answer = send(
         &allowed,
         Method::GET,
@@ -270,11 +265,7 @@ async fn another_host_name_works_only_when_allowed() {
 
 #[tokio::test]
 async fn the_same_rules_hold_with_an_admin_token() {
-    let sim = Simulator::builder()
-        .admin_token("adm-1")
-        .start()
-        .await
-        .unwrap();
+    let sim = simulator(Simulator::builder().admin_token("adm-1")).await;
     let bearer = || ("authorization", "Bearer adm-1".to_string());
     let port = sim.addr().port();
     let refused = send(
@@ -309,11 +300,7 @@ async fn the_same_rules_hold_with_an_admin_token() {
 /// asserted: a busy machine makes every answer later, never earlier.
 #[tokio::test]
 async fn wrong_admin_tokens_are_answered_more_and_more_slowly() {
-    let sim = Simulator::builder()
-        .admin_token("adm-1")
-        .start()
-        .await
-        .unwrap();
+    let sim = simulator(Simulator::builder().admin_token("adm-1")).await;
     let with = |token: &str| vec![("authorization", format!("Bearer {token}"))];
     let timed = |token: &'static str| {
         let sim = &sim;

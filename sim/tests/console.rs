@@ -7,77 +7,23 @@
 use std::net::SocketAddr;
 
 use licensing_sim::Simulator;
-use reqwest::{Client, Method, StatusCode, header};
+use licensing_test_support::console::{
+    self, csrf_of, get, not_the_token, send, sign_in, sign_in_with, sign_out,
+};
+use licensing_test_support::sim::simulator;
+use reqwest::{Method, StatusCode, header};
 
 const TOKEN: &str = "adm-console-1";
-
-struct Answer {
-    status: StatusCode,
-    headers: header::HeaderMap,
-    body: String,
-}
-
-fn client() -> Client {
-    Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-}
-
-async fn send(
-    base: &str,
-    method: Method,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: Option<&str>,
-) -> Answer {
-    // A wrong token is answered more slowly each time from one address: each is sent
-    // from an address of its own (127.0.0.0/8 is all loopback), so that a test of what is
-    // refused does not wait for the slow-down, which `wrong_tokens_…` tests apart.
-    let wrong = headers
-        .iter()
-        .any(|(name, value)| *name == "authorization" && *value != format!("Bearer {TOKEN}"));
-    let client = if wrong {
-        from_a_new_address()
-    } else {
-        client()
-    };
-    let mut request = client.request(method, format!("{base}{path}"));
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    if let Some(body) = body {
-        request = request.body(body.to_string());
-    }
-    let response = request.send().await.expect("the simulator answers");
-    Answer {
-        status: response.status(),
-        headers: response.headers().clone(),
-        body: response.text().await.unwrap(),
-    }
-}
-
-/// A client sending from a loopback address no other request of this process used.
-fn from_a_new_address() -> reqwest::Client {
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(2);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let ip = std::net::Ipv4Addr::new(127, 1, (n >> 8) as u8, n as u8);
-    Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .local_address(std::net::IpAddr::V4(ip))
-        .build()
-        .unwrap()
-}
 
 /// A simulator any machine could reach (all interfaces), with an admin token and the demo
 /// enterprise; its base URL on loopback.
 async fn exposed() -> (Simulator, String) {
-    let sim = Simulator::builder()
-        .addr(SocketAddr::from(([0, 0, 0, 0], 0)))
-        .admin_token(TOKEN)
-        .start()
-        .await
-        .unwrap();
+    let sim = simulator(
+        Simulator::builder()
+            .addr(SocketAddr::from(([0, 0, 0, 0], 0)))
+            .admin_token(TOKEN),
+    )
+    .await;
     let base = format!("http://127.0.0.1:{}", sim.addr().port());
     let admin = licensing_sim::admin::client(&base, Some(TOKEN)).unwrap();
     licensing_test_support::sim::load_demo(&admin).await;
@@ -122,17 +68,10 @@ async fn without_the_token_every_page_and_action_is_refused() {
     let (sim, base) = exposed().await;
     let before = sim.export_state();
     let json = ("content-type", "application/json");
-    for credentials in [
-        vec![],
-        vec![("authorization", "Bearer wrong")],
-        vec![(
-            "cookie",
-            "licensing_sim_session=0123456789abcdef0123456789abcdef",
-        )],
-    ] {
+    for credentials in not_the_token() {
         // An opened journal entry too.
         for page in PAGES.iter().chain(&["/__sandbox/journal/entry?seq=1"]) {
-            let answer = send(&base, Method::GET, page, &credentials, None).await;
+            let answer = get(&base, page, &credentials).await;
             assert_eq!(
                 answer.status,
                 StatusCode::UNAUTHORIZED,
@@ -147,9 +86,8 @@ async fn without_the_token_every_page_and_action_is_refused() {
                 );
             }
             assert!(
-                answer.headers[header::CONTENT_SECURITY_POLICY]
-                    .to_str()
-                    .unwrap()
+                answer
+                    .header(header::CONTENT_SECURITY_POLICY)
                     .contains("default-src 'none'")
             );
         }
@@ -167,71 +105,31 @@ async fn without_the_token_every_page_and_action_is_refused() {
         assert_eq!(sim.export_state(), before, "nothing changed");
     }
     // The script and style hold no data, and are served to the sign-in form.
-    let script = send(&base, Method::GET, "/__sandbox/console.js", &[], None).await;
+    let script = get(&base, "/__sandbox/console.js", &[]).await;
     assert_eq!(script.status, StatusCode::OK);
     assert!(
-        script.headers[header::CONTENT_TYPE]
-            .to_str()
-            .unwrap()
+        script
+            .header(header::CONTENT_TYPE)
             .starts_with("text/javascript")
     );
-}
-
-/// Signs in; the session cookie's `name=value`.
-async fn sign_in(base: &str) -> String {
-    let wrong = send(
-        base,
-        Method::POST,
-        "/__sandbox/sign-in",
-        &[("content-type", "application/x-www-form-urlencoded")],
-        Some("token=not-it"),
-    )
-    .await;
-    assert_eq!(wrong.status, StatusCode::SEE_OTHER);
-    assert_eq!(wrong.headers[header::LOCATION], "/__sandbox/?signin=failed");
-    assert!(!wrong.headers.contains_key(header::SET_COOKIE));
-    let right = send(
-        base,
-        Method::POST,
-        "/__sandbox/sign-in",
-        &[("content-type", "application/x-www-form-urlencoded")],
-        Some(&format!("token={TOKEN}")),
-    )
-    .await;
-    assert_eq!(right.status, StatusCode::SEE_OTHER);
-    let cookie = right.headers[header::SET_COOKIE]
-        .to_str()
-        .unwrap()
-        .to_string();
-    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/__sandbox"] {
-        assert!(cookie.contains(attribute), "{cookie}");
-    }
-    assert!(!cookie.contains(TOKEN), "the cookie is not the token");
-    cookie.split(';').next().unwrap().to_string()
 }
 
 #[tokio::test]
 async fn a_session_opens_the_pages_and_its_changes_need_the_anti_forgery_header() {
     let (sim, base) = exposed().await;
-    let cookie = sign_in(&base).await;
+    let cookie = sign_in(&base, TOKEN).await;
     let with = [("cookie", cookie.as_str())];
     for page in PAGES {
-        let answer = send(&base, Method::GET, page, &with, None).await;
+        let answer = get(&base, page, &with).await;
         assert_eq!(answer.status, StatusCode::OK, "{page}: {}", answer.body);
     }
-    let state = send(&base, Method::GET, "/__sandbox/state", &with, None).await;
+    let state = get(&base, "/__sandbox/state", &with).await;
     assert!(state.body.contains("Acme Robotics") && state.body.contains("alice"));
     assert!(
         !state.body.contains("Initial-Pass"),
         "no passwords on the page"
     );
-    let csrf = state
-        .body
-        .split(r#"<meta name="sandbox-csrf" content=""#)
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("the page carries the session's anti-forgery token")
-        .to_string();
+    let csrf = csrf_of(&state.body);
     let before = sim.export_state();
     let json = ("content-type", "application/json");
     let reset = |headers: Vec<(&'static str, String)>| {
@@ -285,33 +183,14 @@ async fn a_session_opens_the_pages_and_its_changes_need_the_anti_forgery_header(
         serde_json::json!({})
     );
     // Signing out ends the session.
-    let out = send(
-        &base,
-        Method::POST,
-        "/__sandbox/sign-out",
-        &[("cookie", &cookie), ("x-sandbox-csrf", &csrf)],
-        None,
-    )
-    .await;
+    let out = sign_out(&base, &cookie, Some(&csrf)).await;
     assert_eq!(out.status, StatusCode::SEE_OTHER);
-    assert!(
-        out.headers[header::SET_COOKIE]
-            .to_str()
-            .unwrap()
-            .contains("Max-Age=0")
-    );
-    let after = send(&base, Method::GET, "/__sandbox/", &with, None).await;
+    assert!(out.header(header::SET_COOKIE).contains("Max-Age=0"));
+    let after = get(&base, "/__sandbox/", &with).await;
     assert_eq!(after.status, StatusCode::UNAUTHORIZED);
     // The token as a header works for the pages too (a script, a proxy that adds it).
     let bearer = format!("Bearer {TOKEN}");
-    let page = send(
-        &base,
-        Method::GET,
-        "/__sandbox/faults",
-        &[("authorization", &bearer)],
-        None,
-    )
-    .await;
+    let page = get(&base, "/__sandbox/faults", &[("authorization", &bearer)]).await;
     assert_eq!(page.status, StatusCode::OK);
 }
 
@@ -320,12 +199,10 @@ async fn on_loopback_the_pages_keep_the_admin_api_host_rule() {
     let sim = Simulator::start().await.unwrap();
     let base = sim.url();
     let port = sim.addr().port();
-    let page = send(&base, Method::GET, "/__sandbox/", &[], None).await;
+    let page = get(&base, "/__sandbox/", &[]).await;
     assert_eq!(page.status, StatusCode::OK);
     assert!(
-        page.headers[header::CONTENT_SECURITY_POLICY]
-            .to_str()
-            .unwrap()
+        page.header(header::CONTENT_SECURITY_POLICY)
             .contains("script-src 'self'")
     );
     // Firefox sends `Origin: null` with a page's own POSTs under `no-referrer`, which the
@@ -333,20 +210,10 @@ async fn on_loopback_the_pages_keep_the_admin_api_host_rule() {
     assert_eq!(page.headers[header::REFERRER_POLICY], "same-origin");
     let rebound = format!("evil.example:{port}");
     for path in ["/__sandbox/", "/__sandbox/state", "/__sandbox/console.js"] {
-        let answer = send(&base, Method::GET, path, &[("host", &rebound)], None).await;
+        let answer = get(&base, path, &[("host", &rebound)]).await;
         assert_eq!(answer.status, StatusCode::FORBIDDEN, "{path}");
     }
-    let signin = send(
-        &base,
-        Method::POST,
-        "/__sandbox/sign-in",
-        &[
-            ("origin", "http://evil.example"),
-            ("content-type", "application/x-www-form-urlencoded"),
-        ],
-        Some("token=x"),
-    )
-    .await;
+    let signin = sign_in_with(&base, "x", &[("origin", "http://evil.example")]).await;
     assert_eq!(
         signin.status,
         StatusCode::FORBIDDEN,
@@ -359,7 +226,7 @@ async fn on_loopback_the_pages_keep_the_admin_api_host_rule() {
 #[tokio::test]
 async fn the_conformance_page_says_how_to_start_the_proxy() {
     let sim = Simulator::start().await.unwrap();
-    let page = send(&sim.url(), Method::GET, "/__sandbox/conformance", &[], None).await;
+    let page = get(&sim.url(), "/__sandbox/conformance", &[]).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     assert!(
         page.body
@@ -415,7 +282,7 @@ async fn the_admin_spec_documents_the_session_and_its_anti_forgery_403() {
     // The names are the ones the simulator uses: the cookie signing in sets, and the
     // header its refusal asks for.
     let (sim, base) = exposed().await;
-    let cookie = sign_in(&base).await;
+    let cookie = sign_in(&base, TOKEN).await;
     let (name, _) = cookie.split_once('=').unwrap();
     assert_eq!(Some(name), session["name"].as_str(), "the cookie's name");
     let header_name = forgery["name"].as_str().unwrap();
@@ -544,7 +411,7 @@ async fn copy_as_curl_runs_in_bash_for_every_body_kind() {
         ),
         ("too large", Method::POST, shellnums.clone(), Some(large)),
     ];
-    let http = client();
+    let http = console::client();
     for (i, (_, method, url, body)) in calls.iter().enumerate() {
         let mut request = http
             .request(method.clone(), url)
@@ -569,14 +436,7 @@ async fn copy_as_curl_runs_in_bash_for_every_body_kind() {
     };
     let recorded = journal().await;
     assert_eq!(recorded.len(), calls.len(), "{recorded:?}");
-    let page = send(
-        &base,
-        Method::GET,
-        "/__sandbox/journal/rows?after=0",
-        &[],
-        None,
-    )
-    .await;
+    let page = get(&base, "/__sandbox/journal/rows?after=0", &[]).await;
     assert_eq!(page.status, StatusCode::OK);
     // The rows carry summaries only; each entry's command comes with the entry, opened.
     assert!(curl_commands(&page.body).is_empty(), "{}", page.body);
@@ -587,25 +447,11 @@ async fn copy_as_curl_runs_in_bash_for_every_body_kind() {
         .skip(1)
     {
         let seq = &seq[..seq.find('"').unwrap()];
-        let entry = send(
-            &base,
-            Method::GET,
-            &format!("/__sandbox/journal/entry?seq={seq}"),
-            &[],
-            None,
-        )
-        .await;
+        let entry = get(&base, &format!("/__sandbox/journal/entry?seq={seq}"), &[]).await;
         assert_eq!(entry.status, StatusCode::OK, "{}", entry.body);
         opened.push_str(&entry.body);
     }
-    let gone = send(
-        &base,
-        Method::GET,
-        "/__sandbox/journal/entry?seq=999",
-        &[],
-        None,
-    )
-    .await;
+    let gone = get(&base, "/__sandbox/journal/entry?seq=999", &[]).await;
     assert_eq!(gone.status, StatusCode::NOT_FOUND);
     assert!(gone.body.contains("no longer kept"), "{}", gone.body);
     let commands = curl_commands(&opened);

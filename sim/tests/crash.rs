@@ -9,11 +9,13 @@
 //! cost of a mutating call at 1,000 and at 100,000 employees, with and without a state
 //! file, and prints it.
 
-use licensing_test_support::sim as support;
+use licensing_test_support::{
+    process::{first_line, stderr_of},
+    sim as support,
+};
 
 use std::{
     collections::BTreeMap,
-    io::{BufRead as _, BufReader, Read as _},
     num::NonZeroU32,
     path::Path,
     process::{Child, Command, Stdio},
@@ -111,18 +113,9 @@ fn clients(url: &str) -> Api {
 /// Starts the binary and waits for its `listening on` line.
 fn spawn(state: Option<&Path>, extra: &[&str]) -> Sim {
     let mut child = command(state, extra).spawn().unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let line = first_line(&mut child);
     let Some(url) = line.trim().strip_prefix("listening on ") else {
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
+        let stderr = stderr_of(&mut child);
         panic!("licensing-sim did not start: {line:?} {stderr}");
     };
     Sim {
@@ -664,19 +657,10 @@ fn an_open_admin_api_needs_loopback_or_a_flag() {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = command.spawn().expect("licensing-sim starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let line = first_line(&mut child);
         let _ = child.kill();
         let status = child.wait().unwrap();
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
+        let stderr = stderr_of(&mut child);
         (line, status, stderr)
     };
     let (line, status, stderr) = run(&[]);

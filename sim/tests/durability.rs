@@ -2,10 +2,10 @@
 //! where they do not belong, a log emptied or garbled, seeds and imports too large or
 //! breaking the operations' rules.
 
-use licensing_test_support::sim as support;
+use licensing_test_support::{process::listening_url, sim as support};
 
 use std::{
-    io::{BufRead, BufReader, Read},
+    io::Read,
     path::{Path, PathBuf},
     process::{Command, Stdio},
     time::Instant,
@@ -14,21 +14,21 @@ use std::{
 use licensing_sdk::{ErrorCode, RetryPolicy, order};
 use licensing_sim::{DEFAULT_APP_TOKEN, ImportError, Simulator, StateFileError};
 use serde_json::{Value, json};
-use support::{Env, batch, code_of, new_buy, product};
+use support::{batch, code_of, new_buy, product};
+
+/// A simulator, with clients, on `state.json` in a directory of its own (named for `name`).
+async fn on_state_file(name: &str) -> (tempfile::TempDir, PathBuf, support::Env) {
+    let dir = temp_dir(name);
+    let path = dir.path().join("state.json");
+    let env = support::start_with(Simulator::builder().state_file(&path)).await;
+    (dir, path, env)
+}
 
 fn temp_dir(name: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix(&format!("licensing-dur-{name}-"))
         .tempdir()
         .unwrap()
-}
-
-async fn stop(env: Env) {
-    let Env {
-        sim, order, member, ..
-    } = env;
-    drop((order, member));
-    sim.shutdown().await.unwrap();
 }
 
 /// The license orders of the state, by id.
@@ -102,7 +102,7 @@ async fn a_change_that_cannot_be_recorded_is_refused_unapplied_and_applied_once_
     assert_eq!(new.len(), 1, "exactly one order: {new:?}");
     let exported = env.sim.export_state();
     drop(retrying);
-    stop(env).await;
+    env.stop().await;
 
     let again = support::start_with(Simulator::builder().state_file(&path)).await;
     assert_eq!(
@@ -110,16 +110,14 @@ async fn a_change_that_cannot_be_recorded_is_refused_unapplied_and_applied_once_
         exported,
         "the file holds what was acknowledged"
     );
-    stop(again).await;
+    again.stop().await;
 }
 
 /// Every credential a client may put in a query: none reaches the state file, its log
 /// or the journal.
 #[tokio::test]
 async fn credentials_in_a_query_never_reach_the_files_or_the_journal() {
-    let dir = temp_dir("secrets");
-    let path = dir.path().join("state.json");
-    let env = support::start_with(Simulator::builder().state_file(&path)).await;
+    let (_dir, path, env) = on_state_file("secrets").await;
     let ent = env.enterprise("Secretive").await;
     let secrets = [
         ("appKey", "APPKEY-7f3a91"),
@@ -185,14 +183,14 @@ async fn credentials_in_a_query_never_reach_the_files_or_the_journal() {
         log.contains("[REDACTED]"),
         "the log keeps that an appKey was given"
     );
-    stop(env).await;
+    env.stop().await;
     // Compacted at the restart: the snapshot too.
     let again = support::start_with(Simulator::builder().state_file(&path)).await;
     let snapshot = std::fs::read_to_string(&path).unwrap();
     for (name, secret) in secrets {
         assert!(!snapshot.contains(secret), "{name} in the state file");
     }
-    stop(again).await;
+    again.stop().await;
 }
 
 fn licensing_log(path: &Path) -> PathBuf {
@@ -205,16 +203,14 @@ fn licensing_log(path: &Path) -> PathBuf {
 /// `recover` starts from what is whole and keeps the damaged log aside.
 #[tokio::test]
 async fn a_damaged_log_is_refused_with_a_way_out() {
-    let dir = temp_dir("damaged");
-    let path = dir.path().join("state.json");
-    let env = support::start_with(Simulator::builder().state_file(&path)).await;
+    let (_dir, path, env) = on_state_file("damaged").await;
     let ent = env.enterprise("Fragile").await;
     for name in ["ann", "ben", "cid"] {
         env.add_member(&ent, name).await;
     }
     env.allocate(33).await;
     let acknowledged = env.sim.export_state();
-    stop(env).await;
+    env.stop().await;
     let log = licensing_log(&path);
     let whole = std::fs::read(&log).unwrap();
 
@@ -269,7 +265,7 @@ async fn a_damaged_log_is_refused_with_a_way_out() {
     let last = |doc: &Value| doc["allocator"]["last"]["domestic"].as_u64().unwrap();
     assert!(last(&state) <= last(&acknowledged));
     assert!(std::fs::metadata(licensing_log(&path).with_extension("log.damaged")).is_ok());
-    stop(recovered).await;
+    recovered.stop().await;
 }
 
 /// A seed far past the limit is refused before it is parsed into state, naming the
@@ -308,15 +304,7 @@ fn a_huge_seed_is_refused_before_it_is_parsed() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_string();
+    let url = listening_url(&mut child);
     let http = reqwest::blocking_client();
     let started = Instant::now();
     let (status, body) = http(&format!("{url}/__sandbox/v1/seed"), &text);
@@ -404,7 +392,7 @@ async fn an_import_applies_the_operations_field_rules() {
         assert!(message.contains(code), "{field}: {message}");
         assert_eq!(env.sim.export_state(), good, "{field}: nothing changed");
     }
-    stop(env).await;
+    env.stop().await;
 }
 
 /// With `LICENSING_SIM_JOURNAL_DIR` set, the binary writes its journal there when it
@@ -420,15 +408,7 @@ fn a_stopped_simulator_writes_its_journal_where_it_is_told() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_string();
+    let url = listening_url(&mut child);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

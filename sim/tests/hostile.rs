@@ -372,10 +372,35 @@ async fn the_state_holds_at_most_its_configured_records() {
 
 use licensing_test_support::pki;
 
+/// A simulator over TLS with `pki`'s certificate, its other settings from `configure`.
+async fn over_tls(
+    pki: &pki::Pki,
+    configure: impl FnOnce(licensing_sim::SimulatorBuilder) -> licensing_sim::SimulatorBuilder,
+) -> licensing_sim::Simulator {
+    let tls = licensing_sim::TlsConfig::from_pem(pki.cert.as_bytes(), pki.key.as_bytes());
+    let builder = licensing_sim::Simulator::builder().tls(tls.unwrap());
+    configure(builder).start().await.unwrap()
+}
+
 // The test's own second file, beside it (a test's root file finds its modules beside it,
 // not in a folder of its name).
 #[path = "hostile/replies.rs"]
 mod replies;
+
+/// A simulator over TLS that gives a reply up after `write_timeout`, and a
+/// [`zero_window_client`] on it: the simulator and the client's two halves.
+async fn zero_window_at(
+    write_timeout: Duration,
+) -> (
+    licensing_sim::Simulator,
+    h2::client::SendRequest<bytes::Bytes>,
+    tokio::task::JoinHandle<Result<(), h2::Error>>,
+) {
+    let pki = pki::Pki::new();
+    let sim = over_tls(&pki, |b| b.write_timeout(write_timeout)).await;
+    let (send, connection) = zero_window_client(sim.addr(), &pki.ca).await;
+    (sim, send, connection)
+}
 
 /// An HTTP/2 client over real TLS that advertises `SETTINGS_INITIAL_WINDOW_SIZE = 0` and
 /// never grants more: no reply body can ever be sent to it. The connection's frames are
@@ -440,17 +465,9 @@ async fn stalled_request(
 /// Before, they kept their requests, and their connection, in progress for good.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http2_replies_a_client_never_reads_are_given_up_at_the_write_timeout() {
-    use licensing_sim::{Simulator, TlsConfig};
-    let pki = pki::Pki::new();
     let write_timeout = Duration::from_secs(2);
-    let sim = Simulator::builder()
-        .tls(TlsConfig::from_pem(pki.cert.as_bytes(), pki.key.as_bytes()).unwrap())
-        .write_timeout(write_timeout)
-        .start()
-        .await
-        .unwrap();
+    let (sim, mut send, connection) = zero_window_at(write_timeout).await;
     let addr = sim.addr();
-    let (mut send, connection) = zero_window_client(addr, &pki.ca).await;
     // The 200 streams per connection, as many as the server lets one have.
     let mut bodies = Vec::new();
     for _ in 0..32 {
@@ -491,17 +508,15 @@ async fn http2_replies_a_client_never_reads_are_given_up_at_the_write_timeout() 
 /// Before, every new connection was refused until the replies were sent, that is never.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zero_window_clients_filling_the_cap_are_evicted_for_a_well_behaved_one() {
-    use licensing_sim::{DEFAULT_APP_TOKEN, Simulator, TlsConfig};
+    use licensing_sim::DEFAULT_APP_TOKEN;
     let pki = pki::Pki::new();
     let cap = 16;
-    let sim = Simulator::builder()
-        .tls(TlsConfig::from_pem(pki.cert.as_bytes(), pki.key.as_bytes()).unwrap())
-        .max_connections(cap)
-        // Long: eviction, not the write timeout, is what makes room here.
-        .write_timeout(Duration::from_secs(120))
-        .start()
-        .await
-        .unwrap();
+    let sim = over_tls(&pki, |b| {
+        b.max_connections(cap)
+            // Long: eviction, not the write timeout, is what makes room here.
+            .write_timeout(Duration::from_secs(120))
+    })
+    .await;
     let addr = sim.addr();
     let mut held = Vec::new();
     for _ in 0..cap {

@@ -3,11 +3,11 @@
 //! directories that cannot be written), and what a journal keeps of a batch too large to
 //! keep whole.
 
-use licensing_test_support::sim as support;
+use licensing_test_support::{process::listening_url, sim as support};
 
 use std::{
     fs,
-    io::{BufRead, BufReader, Read, Write},
+    io::{Read, Write},
     net::TcpStream,
     path::{Path, PathBuf},
     process::{Child, Command, Output, Stdio},
@@ -33,15 +33,8 @@ fn start(dir: &Path) -> Running {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("{line:?}"))
-        .to_string();
+    let url = listening_url(&mut child);
+    let addr = url.strip_prefix("http://").unwrap_or(&url).to_string();
     let port = addr.rsplit_once(':').unwrap().1.parse().unwrap();
     let pid = child.id();
     Running {

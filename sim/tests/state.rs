@@ -6,7 +6,7 @@ use licensing_test_support::sim as support;
 use licensing_sdk::{ErrorCode, member::types as mt};
 use licensing_sim::{ImportError, Simulator};
 use serde_json::{Value, json};
-use support::{Enterprise, Env, code_of, license_order, new_buy, product};
+use support::{Enterprise, Env, code_of, new_buy, product};
 
 const T0: i64 = 1_767_225_600_000; // 2026-01-01
 const DAY: i64 = 24 * 60 * 60 * 1000;
@@ -29,15 +29,8 @@ async fn listed(env: &Env, enterprise: &str, global_id: &str) -> mt::MemberListI
 /// The creation time of every product on an asset.
 async fn product_times(env: &Env, ent: &support::Enterprise, num: &str) -> Vec<i64> {
     let id = env.asset_id(ent, num).await;
-    env.member
-        .list_asset_products()
-        .asset_id(&id)
-        .await
-        .expect("listAssetProducts")
-        .product_instance_list
-        .iter()
-        .map(|p| p.create_time)
-        .collect()
+    let products = env.products(&id).await.product_instance_list;
+    products.iter().map(|p| p.create_time).collect()
 }
 
 #[tokio::test]
@@ -109,23 +102,11 @@ async fn populated(env: &Env, name: &str) -> Enterprise {
         json!([{ "assetNos": [nums[0]], "products": [product("cad", 5)], "merchandises": [package] }]),
     ))
     .await;
-    env.order(new_buy(
-        &ent,
-        "normal_recover_usbkey",
-        json!([{ "assetNos": [nums[1]], "borrowedUsbKey": true, "products": [product("lock", 1)] }]),
-    ))
-    .await;
+    env.buy_lent_lock(&ent, &nums[1]).await;
     let bought = env
         .buy(&ent, "normal_recover_usbkey", &nums[2..3], "base", 1)
         .await;
-    let mut revoke = license_order(
-        &ent,
-        "delete_asset",
-        "normal_recover_usbkey",
-        json!([{ "assetNos": [nums[2]] }]),
-    );
-    revoke["srcLicenseOrderId"] = json!(bought);
-    env.order(revoke).await;
+    env.revoke(&ent, &nums[2], &bought).await;
     let mut cloud = new_buy(
         &ent,
         "cloud_customer",
@@ -171,12 +152,7 @@ async fn seen(env: &Env, ent: &Enterprise) -> Value {
         .await;
     let mut products = Vec::new();
     for asset in assets.iter().flatten() {
-        let listed = env
-            .member
-            .list_asset_products()
-            .asset_id(&asset.asset_id)
-            .await
-            .expect("listAssetProducts");
+        let listed = env.products(&asset.asset_id).await;
         products.push(serde_json::to_value(listed).unwrap());
     }
     let lent = env
@@ -460,15 +436,6 @@ async fn on_file(path: &std::path::Path) -> Env {
     support::start_with(Simulator::builder().state_file(path)).await
 }
 
-/// Stops a simulator with its clients, releasing the state file.
-async fn stop(env: Env) {
-    let Env {
-        sim, order, member, ..
-    } = env;
-    drop((order, member));
-    sim.shutdown().await.unwrap();
-}
-
 #[tokio::test]
 async fn a_state_file_keeps_every_change_across_restarts() {
     let dir = temp_dir("restart");
@@ -497,7 +464,7 @@ async fn a_state_file_keeps_every_change_across_restarts() {
     let second = Simulator::builder().state_file(&path).start().await;
     let error = second.expect_err("the state file is in use");
     assert!(error.to_string().contains("state.json.lock"), "{error}");
-    stop(env).await;
+    env.stop().await;
 
     let env = on_file(&path).await;
     assert_eq!(env.export_state(), before);
@@ -511,18 +478,18 @@ async fn a_state_file_keeps_every_change_across_restarts() {
     other.enterprise("Initech").await;
     env.sim.import_state(other.export_state()).unwrap();
     let imported = env.export_state();
-    stop(env).await;
+    env.stop().await;
     let env = on_file(&path).await;
     assert_eq!(env.export_state(), imported);
     env.sim.reset().unwrap();
-    stop(env).await;
+    env.stop().await;
     let env = on_file(&path).await;
     assert_eq!(
         env.export_state()["state"],
         support::start().await.export_state()["state"]
     );
     // A region given at start wins over the file's.
-    stop(env).await;
+    env.stop().await;
     let env = support::start_with(
         Simulator::builder()
             .state_file(&path)
@@ -530,7 +497,7 @@ async fn a_state_file_keeps_every_change_across_restarts() {
     )
     .await;
     assert_eq!(env.allocate(1).await, ["8000000001"]);
-    stop(env).await;
+    env.stop().await;
     dir.close().unwrap();
 }
 
@@ -553,14 +520,14 @@ async fn replay_runs_calls_with_the_limits_they_ran_with() {
         .await;
     assert_eq!(code_of(three), ErrorCode::PartialAddFailure);
     let before = env.export_state();
-    stop(env).await;
+    env.stop().await;
 
     // More room now: the logged call still added two, as it did.
     let env =
         support::start_with(Simulator::builder().state_file(&path).trial_member_limit(5)).await;
     assert_eq!(env.export_state(), before);
     env.add_member(&ent, "a3").await;
-    stop(env).await;
+    env.stop().await;
     dir.close().unwrap();
 }
 
@@ -584,10 +551,10 @@ async fn a_compacted_log_loses_nothing() {
         "compacted: log {log}, snapshot {snapshot}"
     );
     let before = env.export_state();
-    stop(env).await;
+    env.stop().await;
     let env = support::start_with(builder()).await;
     assert_eq!(env.export_state(), before);
-    stop(env).await;
+    env.stop().await;
     dir.close().unwrap();
 }
 
@@ -610,11 +577,11 @@ async fn seeds_and_admin_changes_survive_a_restart() {
         .await
         .unwrap();
     let before = env.export_state();
-    stop(env).await;
+    env.stop().await;
 
     let env = support::start_with(Simulator::builder().state_file(&path).seed(demo())).await;
     assert_eq!(env.export_state(), before, "replayed, not seeded twice");
     assert_eq!(env.sim.clock().now_ms(), T0);
-    stop(env).await;
+    env.stop().await;
     dir.close().unwrap();
 }

@@ -5,7 +5,7 @@
 
 use std::{
     fs,
-    io::{BufRead, BufReader, Read, Write},
+    io::{Read, Write},
     net::TcpStream,
     path::Path,
     process::{Child, ChildStdin, Command, ExitStatus, Stdio},
@@ -15,6 +15,7 @@ use std::{
 
 use licensing_sdk::operations;
 use licensing_sim::{DEFAULT_APP_TOKEN, JOURNAL_DIR_VARIABLE};
+use licensing_test_support::process::listening_url;
 
 /// The binary on a free port with `flags`, its journal going to `journal`, once it has said
 /// where it listens: the child, its stdin's pipe and its address.
@@ -28,15 +29,8 @@ fn start(flags: &[&str], journal: &Path) -> (Child, ChildStdin, String) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("{line:?}"))
-        .to_string();
+    let url = listening_url(&mut child);
+    let addr = url.strip_prefix("http://").unwrap_or(&url).to_string();
     let stdin = child.stdin.take().unwrap();
     (child, stdin, addr)
 }

@@ -4,8 +4,12 @@
 //!
 //! The modules that need more than the standard library are behind features, so that a
 //! package builds only what its tests use: `pki` (rcgen), `servers` (tokio), `sdk` (the SDK
-//! without a TLS feature), `sim` (the simulator and reqwest).
+//! without a TLS feature), `sim` (the simulator and reqwest, and the console's pages over
+//! HTTP).
 
+pub mod architecture;
+#[cfg(feature = "sim")]
+pub mod console;
 pub mod functions;
 pub mod heap;
 pub mod layers;

@@ -2,7 +2,7 @@
 //! line once it accepts connections, which is how a test learns where it listens.
 
 use std::{
-    io::{BufRead as _, BufReader},
+    io::{BufRead as _, BufReader, Read as _},
     process::Child,
 };
 
@@ -14,6 +14,19 @@ pub fn first_line(child: &mut Child) -> String {
         .read_line(&mut line)
         .unwrap();
     line
+}
+
+/// What `child` writes to its stderr, which must be piped, read to the end (the child's
+/// exit, or its closing the pipe).
+pub fn stderr_of(child: &mut Child) -> String {
+    let mut text = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr piped")
+        .read_to_string(&mut text)
+        .unwrap();
+    text
 }
 
 /// The URL of `child`'s first line, `listening on URL`.

@@ -25,6 +25,11 @@ pub struct Env {
     http: reqwest::Client,
 }
 
+/// The simulator `builder` makes, started.
+pub async fn simulator(builder: SimulatorBuilder) -> Simulator {
+    builder.start().await.expect("the simulator starts")
+}
+
 pub async fn start() -> Env {
     start_with(Simulator::builder()).await
 }
@@ -80,6 +85,17 @@ pub async fn journal(admin: &admin::Client) -> admin::types::JournalPage {
         .into_inner()
 }
 
+/// The journal's entries of the operation `id`, as the admin API `admin` lists them.
+pub async fn journal_of(admin: &admin::Client, id: &str) -> admin::types::JournalPage {
+    admin
+        .list_journal()
+        .operation(id)
+        .send()
+        .await
+        .expect("the journal")
+        .into_inner()
+}
+
 /// The path of operation `id` with its path parameters filled in, in order: tests take
 /// paths from the generated table, so a path changed in the spec cannot leave a test
 /// calling the old one.
@@ -120,6 +136,15 @@ impl Raw {
 }
 
 impl Env {
+    /// Stops the simulator after its clients, which releases its state file.
+    pub async fn stop(self) {
+        let Env {
+            sim, order, member, ..
+        } = self;
+        drop((order, member));
+        sim.shutdown().await.unwrap();
+    }
+
     pub fn url(&self) -> String {
         self.sim.url()
     }
@@ -193,6 +218,28 @@ impl Env {
         result[0].license_order_id.clone()
     }
 
+    /// Revokes the asset `num` (`delete_asset`), scoped to the order `bought` that sold it.
+    pub async fn revoke(&self, ent: &Enterprise, num: &str, bought: &str) -> String {
+        let mut revoke = license_order(
+            ent,
+            "delete_asset",
+            "normal_recover_usbkey",
+            json!([{ "assetNos": [num] }]),
+        );
+        revoke["srcLicenseOrderId"] = json!(bought);
+        self.order(revoke).await
+    }
+
+    /// Buys the lent lock (`borrowedUsbKey`) `num`, with the `lock` product on one node.
+    pub async fn buy_lent_lock(&self, ent: &Enterprise, num: &str) -> String {
+        self.order(new_buy(
+            ent,
+            "normal_recover_usbkey",
+            json!([{ "assetNos": [num], "borrowedUsbKey": true, "products": [product("lock", 1)] }]),
+        ))
+        .await
+    }
+
     /// Buys `license_type` assets with one product each (`uri`, `nodes` concurrent nodes).
     pub async fn buy(
         &self,
@@ -238,9 +285,14 @@ impl Env {
 
     /// The enterprise's assets, as the member center lists them (`listAssetNums`).
     pub async fn assets(&self, ent: &Enterprise) -> Vec<mt::EnterpriseAsset> {
+        self.assets_of(&ent.global_id).await
+    }
+
+    /// The assets of the enterprise `global_id` (`listAssetNums`).
+    pub async fn assets_of(&self, global_id: &str) -> Vec<mt::EnterpriseAsset> {
         self.member
             .list_asset_nums()
-            .enterprise_global_id(&ent.global_id)
+            .enterprise_global_id(global_id)
             .await
             .expect("listAssetNums")
     }
@@ -256,9 +308,14 @@ impl Env {
 
     /// The enterprise's lent locks (`listLentLocks`).
     pub async fn lent_locks(&self, ent: &Enterprise) -> Vec<mt::LentLock> {
+        self.lent_locks_of(&ent.global_id).await
+    }
+
+    /// The lent locks of the enterprise `global_id` (`listLentLocks`).
+    pub async fn lent_locks_of(&self, global_id: &str) -> Vec<mt::LentLock> {
         self.member
             .list_lent_locks()
-            .enterprise_global_id(&ent.global_id)
+            .enterprise_global_id(global_id)
             .await
             .expect("listLentLocks")
     }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use licensing_test_support::layers;
+use licensing_test_support::{architecture::assert_none, layers, source_tests};
 
 /// The longest a source file may be.
 const MAX_LINES: usize = 600;
@@ -12,27 +12,7 @@ fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-#[test]
-fn no_files_import_each_other() {
-    let files = layers::sources(&src());
-    assert!(files.len() > 10, "the sources were not found");
-    let found = layers::module_cycles(&files);
-    assert!(
-        found.is_empty(),
-        "files that import each other (move what they share, or lean on a third):\n{}",
-        found.join("\n")
-    );
-}
-
-#[test]
-fn no_file_is_too_long() {
-    let long = layers::too_long(&src(), MAX_LINES);
-    assert!(
-        long.is_empty(),
-        "over {MAX_LINES} lines:\n{}",
-        long.join("\n")
-    );
-}
+source_tests!(src: src(), more_than: 10, max_lines: MAX_LINES);
 
 /// Every package of the workspace, by folder (`.` the SDK), as the root manifest's
 /// `members` lists them: a package added there is under the rules below without an edit.
@@ -67,10 +47,9 @@ fn no_package_has_files_that_import_each_other() {
                 .map(|c| format!("{package}: {c}")),
         );
     }
-    assert!(
-        found.is_empty(),
-        "files that import each other (move what they share, or lean on a third):\n{}",
-        found.join("\n")
+    assert_none(
+        "files that import each other (move what they share, or lean on a third)",
+        &found,
     );
 }
 
@@ -85,11 +64,7 @@ fn no_package_has_a_file_too_long() {
                 .map(move |l| format!("{package}/src/{l}"))
         })
         .collect();
-    assert!(
-        long.is_empty(),
-        "over {MAX_LINES} lines:\n{}",
-        long.join("\n")
-    );
+    assert_none(&format!("over {MAX_LINES} lines"), &long);
 }
 
 /// The longest a production function may be, outside the few below.

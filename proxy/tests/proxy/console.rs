@@ -6,44 +6,15 @@
 use std::net::SocketAddr;
 
 use licensing_sim::{DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN};
+use licensing_test_support::console::{
+    csrf_of, get, not_the_token, send, sign_in, sign_in_with, sign_out,
+};
 use reqwest::{Method, StatusCode, header};
 use serde_json::json;
 
 use super::support;
 
 const TOKEN: &str = "adm-proxy-console-1";
-
-struct Answer {
-    status: StatusCode,
-    headers: header::HeaderMap,
-    body: String,
-}
-
-async fn send(
-    base: &str,
-    method: Method,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: Option<&str>,
-) -> Answer {
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let mut request = client.request(method, format!("{base}{path}"));
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    if let Some(body) = body {
-        request = request.body(body.to_string());
-    }
-    let response = request.send().await.expect("the proxy answers");
-    Answer {
-        status: response.status(),
-        headers: response.headers().clone(),
-        body: response.text().await.unwrap(),
-    }
-}
 
 /// The text of a page with its HTML escapes read back.
 fn text(html: &str) -> String {
@@ -56,17 +27,11 @@ fn text(html: &str) -> String {
 #[tokio::test]
 async fn the_conformance_page_shows_each_deviation_with_its_exact_exchange() {
     let env = support::start().await;
-    let page = send(&env.proxy.url(), Method::GET, "/__sandbox/", &[], None).await;
+    let url = env.proxy.url();
+    let page = get(&url, "/__sandbox/", &[]).await;
     assert_eq!(page.status, StatusCode::SEE_OTHER);
     assert_eq!(page.headers[header::LOCATION], "/__sandbox/conformance");
-    let empty = send(
-        &env.proxy.url(),
-        Method::GET,
-        "/__sandbox/conformance",
-        &[],
-        None,
-    )
-    .await;
+    let empty = get(&url, "/__sandbox/conformance", &[]).await;
     assert_eq!(empty.status, StatusCode::OK);
     assert!(empty.body.contains("0 deviations"), "{}", empty.body);
 
@@ -95,19 +60,10 @@ async fn the_conformance_page_shows_each_deviation_with_its_exact_exchange() {
             .is_none()
     );
 
-    let page = send(
-        &env.proxy.url(),
-        Method::GET,
-        "/__sandbox/conformance",
-        &[],
-        None,
-    )
-    .await;
+    let page = get(&url, "/__sandbox/conformance", &[]).await;
     assert_eq!(page.status, StatusCode::OK);
     assert!(
-        page.headers[header::CONTENT_SECURITY_POLICY]
-            .to_str()
-            .unwrap()
+        page.header(header::CONTENT_SECURITY_POLICY)
             .contains("default-src 'none'")
     );
     let body = text(&page.body);
@@ -160,29 +116,15 @@ async fn the_conformance_page_shows_each_deviation_with_its_exact_exchange() {
         "/__sandbox/faults",
         "/__sandbox/journal/rows",
     ] {
-        let answer = send(&env.proxy.url(), Method::GET, path, &[], None).await;
+        let answer = get(&url, path, &[]).await;
         assert_eq!(answer.status, StatusCode::NOT_FOUND, "{path}");
     }
     // Script and style are served from the proxy itself.
-    let script = send(
-        &env.proxy.url(),
-        Method::GET,
-        "/__sandbox/console.js",
-        &[],
-        None,
-    )
-    .await;
+    let script = get(&url, "/__sandbox/console.js", &[]).await;
     assert_eq!(script.status, StatusCode::OK);
     // The page's own style sheet, after the console's.
     assert!(body.contains(r#"href="/__sandbox/pages.css""#), "{body}");
-    let style = send(
-        &env.proxy.url(),
-        Method::GET,
-        "/__sandbox/pages.css",
-        &[],
-        None,
-    )
-    .await;
+    let style = get(&url, "/__sandbox/pages.css", &[]).await;
     assert_eq!(style.status, StatusCode::OK);
     assert!(style.body.contains(".deviations"));
 }
@@ -204,20 +146,13 @@ async fn the_proxy_s_console_keeps_the_admin_checks_and_sessions() {
     .await;
     let base = format!("http://127.0.0.1:{}", env.proxy.addr().port());
     let eg = env.enterprise.clone();
-    let r = env.call_at(&base, "listLentLocks", &[&eg], &[], None).await;
+    let r = support::call(&env.http, &base, "listLentLocks", &[&eg], &[], None).await;
     assert_eq!(r.deviations, 1);
     // Without the token (none, a wrong one, a made-up session): a sign-in form, nothing
     // of the findings.
-    for credentials in [
-        vec![],
-        vec![("authorization", "Bearer wrong")],
-        vec![(
-            "cookie",
-            "licensing_sim_session=0123456789abcdef0123456789abcdef",
-        )],
-    ] {
+    for credentials in not_the_token() {
         for page in PAGES {
-            let answer = send(&base, Method::GET, page, &credentials, None).await;
+            let answer = get(&base, page, &credentials).await;
             assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{page}");
             assert!(answer.body.contains("Sign in"));
             assert!(answer.body.contains("conformance proxy"));
@@ -237,100 +172,33 @@ async fn the_proxy_s_console_keeps_the_admin_checks_and_sessions() {
     }
     // The token as a header opens the page.
     let bearer = format!("Bearer {TOKEN}");
-    let page = send(
+    let page = get(
         &base,
-        Method::GET,
         "/__sandbox/conformance",
         &[("authorization", &bearer)],
-        None,
     )
     .await;
     assert_eq!(page.status, StatusCode::OK);
     assert!(page.body.contains("Deviations of listLentLocks"));
-    // Signing in: a wrong token is refused; the right one opens a session.
-    let form = ("content-type", "application/x-www-form-urlencoded");
-    let wrong = send(
-        &base,
-        Method::POST,
-        "/__sandbox/sign-in",
-        &[form],
-        Some("token=no"),
-    )
-    .await;
-    assert_eq!(wrong.headers[header::LOCATION], "/__sandbox/?signin=failed");
-    assert!(!wrong.headers.contains_key(header::SET_COOKIE));
-    let foreign = send(
-        &base,
-        Method::POST,
-        "/__sandbox/sign-in",
-        &[form, ("origin", "http://evil.example")],
-        Some(&format!("token={TOKEN}")),
-    )
-    .await;
+    // Signing in: not from a page of another site; a wrong token is refused; the right
+    // one opens a session.
+    let foreign = sign_in_with(&base, TOKEN, &[("origin", "http://evil.example")]).await;
     assert_eq!(
         foreign.status,
         StatusCode::FORBIDDEN,
         "a page of another site"
     );
-    let right = send(
-        &base,
-        Method::POST,
-        "/__sandbox/sign-in",
-        &[form],
-        Some(&format!("token={TOKEN}")),
-    )
-    .await;
-    assert_eq!(right.status, StatusCode::SEE_OTHER);
-    let cookie = right.headers[header::SET_COOKIE]
-        .to_str()
-        .unwrap()
-        .to_string();
-    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
-    let cookie = cookie.split(';').next().unwrap().to_string();
-    let page = send(
-        &base,
-        Method::GET,
-        "/__sandbox/conformance",
-        &[("cookie", &cookie)],
-        None,
-    )
-    .await;
+    let cookie = sign_in(&base, TOKEN).await;
+    let page = get(&base, "/__sandbox/conformance", &[("cookie", &cookie)]).await;
     assert_eq!(page.status, StatusCode::OK);
     assert!(page.body.contains("/data/0/assetNum"));
-    let csrf = page
-        .body
-        .split(r#"<meta name="sandbox-csrf" content=""#)
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("the page carries the session's anti-forgery token")
-        .to_string();
+    let csrf = csrf_of(&page.body);
     // A change made with the session needs its anti-forgery header.
-    let forged = send(
-        &base,
-        Method::POST,
-        "/__sandbox/sign-out",
-        &[("cookie", &cookie)],
-        None,
-    )
-    .await;
+    let forged = sign_out(&base, &cookie, None).await;
     assert_eq!(forged.status, StatusCode::FORBIDDEN);
-    let out = send(
-        &base,
-        Method::POST,
-        "/__sandbox/sign-out",
-        &[("cookie", &cookie), ("x-sandbox-csrf", &csrf)],
-        None,
-    )
-    .await;
+    let out = sign_out(&base, &cookie, Some(&csrf)).await;
     assert_eq!(out.status, StatusCode::SEE_OTHER);
-    let after = send(
-        &base,
-        Method::GET,
-        "/__sandbox/conformance",
-        &[("cookie", &cookie)],
-        None,
-    )
-    .await;
+    let after = get(&base, "/__sandbox/conformance", &[("cookie", &cookie)]).await;
     assert_eq!(after.status, StatusCode::UNAUTHORIZED, "the session ended");
 }
 
@@ -344,14 +212,7 @@ async fn on_loopback_the_proxy_s_console_keeps_the_host_rule() {
         "/__sandbox/conformance",
         "/__sandbox/console.js",
     ] {
-        let answer = send(
-            &env.proxy.url(),
-            Method::GET,
-            path,
-            &[("host", &rebound)],
-            None,
-        )
-        .await;
+        let answer = get(&env.proxy.url(), path, &[("host", &rebound)]).await;
         assert_eq!(answer.status, StatusCode::FORBIDDEN, "{path}");
     }
 }

@@ -3,6 +3,7 @@
 
 use licensing_proxy::{Deviation, Direction};
 use licensing_sim::admin::types::{Fault, FaultKind};
+use licensing_test_support::sim::{journal_of, new_buy, product, simulator};
 use serde_json::json;
 
 use super::support::{self, read_report};
@@ -200,13 +201,7 @@ async fn upstream_bounds_answer_clear_errors() {
     let eg = env.enterprise.clone();
     let big = env.call("listAssetNums", &[&eg], &[], None).await;
     assert_eq!(big.status, 502);
-    assert!(
-        big.body["message"]
-            .as_str()
-            .unwrap()
-            .contains("larger than 64 bytes"),
-        "{big:?}"
-    );
+    assert!(big.message().contains("larger than 64 bytes"), "{big:?}");
     env.fault(
         "listLentLocks",
         Fault::builder().kind(FaultKind::Delay).ms(Some(3_000)),
@@ -214,12 +209,7 @@ async fn upstream_bounds_answer_clear_errors() {
     .await;
     let slow = env.call("listLentLocks", &[&eg], &[], None).await;
     assert_eq!(slow.status, 504, "{slow:?}");
-    assert!(
-        slow.body["message"]
-            .as_str()
-            .unwrap()
-            .contains("--timeout-secs")
-    );
+    assert!(slow.message().contains("--timeout-secs"), "{slow:?}");
     // An upstream that is not there.
     let gone = licensing_proxy::Proxy::builder("http://127.0.0.1:9")
         .start()
@@ -235,13 +225,7 @@ async fn upstream_bounds_answer_clear_errors() {
     )
     .await;
     assert_eq!(r.status, 502);
-    assert!(
-        r.body["message"]
-            .as_str()
-            .unwrap()
-            .contains("cannot be reached"),
-        "{r:?}"
-    );
+    assert!(r.message().contains("cannot be reached"), "{r:?}");
 }
 
 #[tokio::test]
@@ -286,25 +270,16 @@ async fn the_client_side_has_the_simulators_bounds() {
         r.body["message"].as_str().unwrap().contains("not read"),
         "{r:?}"
     );
-    let journal = env
-        .sim
-        .admin()
-        .list_journal()
-        .operation("allocateShellNums")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let journal = journal_of(&env.sim.admin(), "allocateShellNums").await;
     assert!(journal.entries.is_empty(), "the upstream never saw it");
 }
 
 #[tokio::test]
 async fn one_upstream_connection_is_kept_and_one_the_upstream_closed_is_replaced() {
-    let sim = licensing_sim::Simulator::builder()
-        .idle_timeout(std::time::Duration::from_millis(300))
-        .start()
-        .await
-        .unwrap();
+    let sim = simulator(
+        licensing_sim::Simulator::builder().idle_timeout(std::time::Duration::from_millis(300)),
+    )
+    .await;
     let proxy = licensing_proxy::Proxy::builder(&sim.url())
         .start()
         .await
@@ -341,44 +316,15 @@ async fn one_upstream_connection_is_kept_and_one_the_upstream_closed_is_replaced
 #[tokio::test]
 async fn a_batch_order_is_checked_against_the_branch_its_order_type_names() {
     let env = support::start().await;
-    let order = json!({
-        "sequence": 1,
-        "customerId": "C-1",
-        "crmCustomerId": "CRM-1",
-        "customerName": "Customer",
-        "channelCustomerId": "CC-ACME",
-        "adminName": "Ada Admin",
-        "adminAccount": "ada",
-        "adminEmail": "ada@example.com",
-        "adminCellNumber": "13800000000",
-        "passwordMobile": "13800000000",
-        "address": "1 Main Street",
-        "customerType": "company",
-        "branchCode": "BR01",
-        "branchName": "North",
-        "enterpriseGlobalId": env.enterprise,
-        "licenseType": "normal_recover_usbkey",
-        "orderType": "new_buy",
-        "assets": [{"assetNos": ["8000000001"], "products": [{
-            "crmProductId": "P-base",
-            "parentCrmProductId": "A-100",
-            "productUri": "base",
-            "productName": "Product base",
-            "gmsPid": "base",
-            "productType": "software",
-            "limitStartDate": 1_767_225_600_000_i64,
-            "limitEndDate": 1_798_761_600_000_i64,
-            "limitConcurrent": 1,
-            "limitTimeDuration": 0,
-            "strictMatchWhenDelete": false,
-            "trial": 0,
-            "trialEndDate": 0,
-            "timeUnit": "year",
-            "timeUnitQuantity": 1,
-            "timeDurationExpression": "1-0-0",
-            "productFeatures": []
-        }]}]
-    });
+    // The order the simulator's tests send, for the demo enterprise.
+    let acme = licensing_test_support::sim::Enterprise {
+        global_id: env.enterprise.clone(),
+        customer_id: "C-1".into(),
+        channel_customer_id: "CC-ACME".into(),
+        members: Vec::new(),
+    };
+    let assets = json!([{"assetNos": ["8000000001"], "products": [product("base", 1)]}]);
+    let order = new_buy(&acme, "normal_recover_usbkey", assets);
     let batch = |order: serde_json::Value| json!({"channelCode": "CH01", "channelOrderId": "CO-1", "syncMode": "sync", "orderList": [order]});
     let faithful = env
         .call(

@@ -3,17 +3,11 @@
 //! sent appears in anything the proxy keeps or serves: the report, the recording (file and
 //! admin API), the console, the logs. The files are readable by their owner only.
 
-use std::{
-    io::Read,
-    process::{Command, Stdio},
-};
-
-use licensing_test_support::process::listening_url;
 use serde_json::json;
 
 use super::{
     raw::{self, Reply},
-    support::temp_dir,
+    support::Logged,
 };
 
 const APP_TOKEN: &str = "app-token-echo-71";
@@ -50,21 +44,8 @@ async fn credentials_echoed_by_the_upstream_are_kept_nowhere() {
         }
     })
     .await;
-    let dir = temp_dir("echo");
-    let report = dir.path().join("report.jsonl");
-    let record = dir.path().join("recording.har");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_licensing-proxy"))
-        .args(["--addr", "127.0.0.1:0", "--upstream", &stub.url])
-        .arg("--report")
-        .arg(&report)
-        .arg("--record")
-        .arg(&record)
-        .env("RUST_LOG", "debug")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let url = listening_url(&mut child);
+    let mut proxy = Logged::start(&stub.url, "echo");
+    let url = proxy.url.clone();
     let http = reqwest::Client::new();
     let reset = http
         .put(format!(
@@ -101,47 +82,25 @@ async fn credentials_echoed_by_the_upstream_are_kept_nowhere() {
     assert_eq!(batch.status(), 299);
 
     let admin = format!("{url}/__sandbox/v1/recording");
+    let text = |url: String| {
+        let http = http.clone();
+        async move { http.get(url).send().await.unwrap().text().await.unwrap() }
+    };
     let served = [
-        (
-            "recording API",
-            http.get(format!("{admin}/har"))
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap(),
-        ),
-        (
-            "recording status",
-            http.get(&admin).send().await.unwrap().text().await.unwrap(),
-        ),
+        ("recording API", text(format!("{admin}/har")).await),
+        ("recording status", text(admin.clone()).await),
         (
             "console",
-            http.get(format!("{url}/__sandbox/conformance"))
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap(),
+            text(format!("{url}/__sandbox/conformance")).await,
         ),
     ];
-    let _ = rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::TERM,
-    );
-    let mut logs = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut logs)
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    let logs = proxy.stop();
     let files = [
-        ("report", std::fs::read_to_string(&report).unwrap()),
-        ("recording file", std::fs::read_to_string(&record).unwrap()),
+        ("report", std::fs::read_to_string(&proxy.report).unwrap()),
+        (
+            "recording file",
+            std::fs::read_to_string(&proxy.record).unwrap(),
+        ),
         ("logs", logs),
     ];
     let (_, har) = &served[0];
@@ -167,7 +126,7 @@ async fn credentials_echoed_by_the_upstream_are_kept_nowhere() {
         }
     }
     #[cfg(unix)]
-    for file in [&report, &record] {
+    for file in [&proxy.report, &proxy.record] {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(file).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "{}", file.display());

@@ -7,15 +7,15 @@ use std::process::{Command, Stdio};
 
 use licensing_proxy::{
     Proxy,
-    tools::{self, ReplayOptions, Tokens},
+    tools::{self, ReplayOptions},
 };
-use licensing_sim::{DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN, Simulator};
+use licensing_sim::Simulator;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::{
     raw::{self, Reply},
-    support::{self, temp_dir},
+    support::{self, temp_dir, tokens},
 };
 
 async fn status(base: &str, method: Method, path: &str, headers: &[(&str, &str)]) -> StatusCode {
@@ -230,14 +230,6 @@ async fn report_and_replay_show_what_the_traffic_put_in_a_key_escaped() {
             !text.chars().any(|c| c.is_control() && c != '\n'),
             "{what}: a control character:\n{text:?}"
         );
-    }
-}
-
-fn tokens() -> Tokens {
-    Tokens {
-        app: DEFAULT_APP_TOKEN.into(),
-        client: DEFAULT_CLIENT_TOKEN.into(),
-        user: DEFAULT_USER_TOKEN.into(),
     }
 }
 

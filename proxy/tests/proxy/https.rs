@@ -25,28 +25,17 @@ async fn an_https_upstream_is_trusted_through_the_ca_file_only() {
         .await
         .unwrap();
     let http = reqwest::Client::new();
-    let r = support::call(
-        &http,
-        &trusted.url(),
-        "allocateShellNums",
-        &[],
-        &[],
-        Some(serde_json::json!({"size": 1})),
-    )
-    .await;
+    let allocate = |url: String| {
+        let body = Some(serde_json::json!({"size": 1}));
+        let http = http.clone();
+        async move { support::call(&http, &url, "allocateShellNums", &[], &[], body).await }
+    };
+    let r = allocate(trusted.url()).await;
     assert_eq!((r.status, r.deviations), (200, 0), "{r:?}");
     assert_eq!(r.body["data"][0].as_str().unwrap().len(), 10);
 
     let untrusted = Proxy::builder(&upstream).start().await.unwrap();
-    let r = support::call(
-        &http,
-        &untrusted.url(),
-        "allocateShellNums",
-        &[],
-        &[],
-        Some(serde_json::json!({"size": 1})),
-    )
-    .await;
+    let r = allocate(untrusted.url()).await;
     assert_eq!(r.status, 502);
     let message = r.body["message"].as_str().unwrap();
     assert!(

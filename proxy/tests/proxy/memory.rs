@@ -46,6 +46,23 @@ impl Running {
     }
 
     /// The process's peak resident memory so far, in bytes.
+    /// `assetNums` of the enterprise `eg`, through the proxy.
+    fn assets(&self, eg: &str) -> String {
+        format!("{}/me/api/v1/enterprise/{eg}/asset/assetNums", self.1)
+    }
+
+    /// The peak after three calls: what the first exchange sets up once is not a body's.
+    async fn warmed_peak(&self, http: &reqwest::Client) -> usize {
+        for _ in 0..3 {
+            let warm = member_call(http, &self.assets("EG-1"))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(deviations(&warm), 0);
+        }
+        self.peak()
+    }
+
     fn peak(&self) -> usize {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.0.id())).unwrap();
         let kib: usize = status
@@ -101,13 +118,7 @@ async fn a_large_body_is_checked_within_four_times_its_size() {
         report.to_str().unwrap(),
     ]);
     let http = reqwest::Client::new();
-    let assets = |eg: &str| format!("{}/me/api/v1/enterprise/{eg}/asset/assetNums", proxy.1);
-    // Warmed up: what the first exchange sets up once is not a body's.
-    for _ in 0..3 {
-        let warm = member_call(&http, &assets("EG-1")).send().await.unwrap();
-        assert_eq!(deviations(&warm), 0);
-    }
-    let idle = proxy.peak();
+    let idle = proxy.warmed_peak(&http).await;
 
     let request = zeros(10 * MIB, "orderList");
     let sent = http
@@ -126,7 +137,10 @@ async fn a_large_body_is_checked_within_four_times_its_size() {
     assert!((2..=200).contains(&found), "checked: {found} deviations");
     let after_request = proxy.peak();
 
-    let reply = member_call(&http, &assets("EG-BIG")).send().await.unwrap();
+    let reply = member_call(&http, &proxy.assets("EG-BIG"))
+        .send()
+        .await
+        .unwrap();
     let found = deviations(&reply);
     let body = reply.bytes().await.unwrap();
     assert_eq!(body.len(), big.len(), "forwarded whole");
@@ -250,16 +264,11 @@ async fn replies_that_do_not_fit_are_handed_on_as_they_arrive() {
     .await;
     let proxy = Running::start(&["--upstream", &stub.url, "--check-budget-mib", "8"]);
     let http = reqwest::Client::new();
-    let assets = |eg: &str| format!("{}/me/api/v1/enterprise/{eg}/asset/assetNums", proxy.1);
-    for _ in 0..3 {
-        let warm = member_call(&http, &assets("EG-1")).send().await.unwrap();
-        assert_eq!(deviations(&warm), 0);
-    }
-    let idle = proxy.peak();
+    let idle = proxy.warmed_peak(&http).await;
 
     let calls = (0..REPLIES).map(|i| {
         let http = http.clone();
-        let url = assets(if i % 2 == 1 {
+        let url = proxy.assets(if i % 2 == 1 {
             "EG-BIG-CHUNKED"
         } else {
             "EG-BIG"

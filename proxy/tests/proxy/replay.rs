@@ -2,19 +2,11 @@
 //! the same way. The report reads the same recording; a replay against a simulator that
 //! lacks the records finds the differences.
 
-use licensing_proxy::tools::{self, ReplayOptions, Tokens};
-use licensing_sim::{DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN, Simulator};
+use licensing_proxy::tools::{self, ReplayOptions};
+use licensing_sim::Simulator;
 use serde_json::json;
 
-use super::support;
-
-fn tokens() -> Tokens {
-    Tokens {
-        app: DEFAULT_APP_TOKEN.into(),
-        client: DEFAULT_CLIENT_TOKEN.into(),
-        user: DEFAULT_USER_TOKEN.into(),
-    }
-}
+use super::support::{self, tokens};
 
 #[tokio::test]
 async fn a_seed_from_a_recording_answers_its_reads_the_same_way() {
@@ -43,7 +35,7 @@ async fn a_seed_from_a_recording_answers_its_reads_the_same_way() {
         ("listAssetNums", vec!["EG-404"], vec![]),
     ];
     for (id, path, query) in &reads {
-        let r = env.call_at(&url, id, path, query, None).await;
+        let r = support::call(&env.http, &url, id, path, query, None).await;
         assert_eq!(r.deviations, 0, "{id}: {r:?}");
     }
     let har = env.proxy.recording().stop();

@@ -1,13 +1,17 @@
 //! A simulator upstream seeded with the demo enterprise, a proxy in front of it writing a
 //! report, and a raw client that sends what the documents ask (credentials, `g_nonce`).
 
-use std::path::PathBuf;
+use std::{
+    path::PathBuf,
+    process::{Child, Command, Stdio},
+};
 
 use licensing_proxy::{Deviation, Proxy, ProxyBuilder};
 use licensing_sim::{
     DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_USER_TOKEN, Simulator,
     admin::types::{Fault, FaultKind, FaultRuleSpec, PatchOperation},
 };
+use licensing_test_support::process::{listening_url, stderr_of};
 use serde_json::{Value, json};
 
 pub struct Env {
@@ -17,8 +21,17 @@ pub struct Env {
     pub enterprise: String,
     pub member: String,
     pub asset_id: String,
-    http: reqwest::Client,
+    pub http: reqwest::Client,
     _dir: tempfile::TempDir,
+}
+
+/// The simulator's default tokens, as a replay sends them.
+pub fn tokens() -> licensing_proxy::tools::Tokens {
+    licensing_proxy::tools::Tokens {
+        app: DEFAULT_APP_TOKEN.into(),
+        client: DEFAULT_CLIENT_TOKEN.into(),
+        user: DEFAULT_USER_TOKEN.into(),
+    }
 }
 
 /// A temporary directory of its own, removed when dropped.
@@ -27,6 +40,55 @@ pub fn temp_dir(name: &str) -> tempfile::TempDir {
         .prefix(&format!("licensing-proxy-{name}-"))
         .tempdir()
         .unwrap()
+}
+
+/// The binary (`licensing-proxy`) in front of `upstream`, logging at `debug`, its report
+/// and its recording in a directory of its own.
+pub struct Logged {
+    pub child: Child,
+    pub url: String,
+    pub report: PathBuf,
+    pub record: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Logged {
+    pub fn start(upstream: &str, name: &str) -> Logged {
+        let dir = temp_dir(name);
+        let report = dir.path().join("report.jsonl");
+        let record = dir.path().join("recording.har");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_licensing-proxy"))
+            .args(["--addr", "127.0.0.1:0", "--upstream", upstream])
+            .arg("--report")
+            .arg(&report)
+            .arg("--record")
+            .arg(&record)
+            .env("RUST_LOG", "debug")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let url = listening_url(&mut child);
+        Logged {
+            child,
+            url,
+            report,
+            record,
+            _dir: dir,
+        }
+    }
+
+    /// Stops the proxy with SIGTERM, on which it writes the recording given with
+    /// `--record`; its logs, once it has exited cleanly.
+    pub fn stop(&mut self) -> String {
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_child(&self.child),
+            rustix::process::Signal::TERM,
+        );
+        let logs = stderr_of(&mut self.child);
+        assert!(self.child.wait().unwrap().success());
+        logs
+    }
 }
 
 pub async fn start() -> Env {
@@ -64,6 +126,13 @@ pub struct Reply {
     pub body: Value,
 }
 
+impl Reply {
+    /// The reply's `message` (empty when it has none).
+    pub fn message(&self) -> &str {
+        self.body["message"].as_str().unwrap_or_default()
+    }
+}
+
 fn nonce() -> String {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     format!(
@@ -74,18 +143,6 @@ fn nonce() -> String {
 }
 
 impl Env {
-    /// Sends operation `id` to `base` with the documented credentials and a fresh nonce.
-    pub async fn call_at(
-        &self,
-        base: &str,
-        id: &str,
-        path: &[&str],
-        query: &[(&str, &str)],
-        body: Option<Value>,
-    ) -> Reply {
-        call(&self.http, base, id, path, query, body).await
-    }
-
     pub async fn call(
         &self,
         id: &str,
@@ -130,7 +187,8 @@ impl Env {
         let mut replies = Vec::new();
         let mut push = |r: Reply| replies.push(r);
         push(
-            self.call_at(
+            call(
+                &self.http,
                 base,
                 "listMembers",
                 &[eg],
@@ -139,18 +197,23 @@ impl Env {
             )
             .await,
         );
-        push(self.call_at(base, "listAssetNums", &[eg], &[], None).await);
-        push(self.call_at(base, "listLentLocks", &[eg], &[], None).await);
+        push(call(&self.http, base, "listAssetNums", &[eg], &[], None).await);
+        push(call(&self.http, base, "listLentLocks", &[eg], &[], None).await);
         push(
-            self.call_at(base, "listAssetProducts", &[&self.asset_id], &[], None)
-                .await,
+            call(
+                &self.http,
+                base,
+                "listAssetProducts",
+                &[&self.asset_id],
+                &[],
+                None,
+            )
+            .await,
         );
+        push(call(&self.http, base, "listVirtualAssets", &[eg], &[], None).await);
         push(
-            self.call_at(base, "listVirtualAssets", &[eg], &[], None)
-                .await,
-        );
-        push(
-            self.call_at(
+            call(
+                &self.http,
                 base,
                 "queryEnterprise",
                 &[],
@@ -164,7 +227,8 @@ impl Env {
             .await,
         );
         push(
-            self.call_at(
+            call(
+                &self.http,
                 base,
                 "allocateShellNums",
                 &[],
@@ -174,7 +238,8 @@ impl Env {
             .await,
         );
         push(
-            self.call_at(
+            call(
+                &self.http,
                 base,
                 "editMember",
                 &[eg, mg],
@@ -184,7 +249,8 @@ impl Env {
             .await,
         );
         push(
-            self.call_at(
+            call(
+                &self.http,
                 base,
                 "resetMemberPassword",
                 &[eg, mg],
@@ -194,22 +260,17 @@ impl Env {
             .await,
         );
         push(
-            self.call_at(base, "addMembers", &[eg], &[], Some(json!({"userList": [{"userName": "dave", "password": "Initial-Pass-4", "name": "Dave"}]})))
+            call(&self.http, base, "addMembers", &[eg], &[], Some(json!({"userList": [{"userName": "dave", "password": "Initial-Pass-4", "name": "Dave"}]})))
                 .await,
         );
         // Business errors the documents list.
-        push(
-            self.call_at(base, "deleteMember", &[eg, "MG-404"], &[], None)
-                .await,
-        );
-        push(
-            self.call_at(base, "listAssetNums", &["EG-404"], &[], None)
-                .await,
-        );
+        push(call(&self.http, base, "deleteMember", &[eg, "MG-404"], &[], None).await);
+        push(call(&self.http, base, "listAssetNums", &["EG-404"], &[], None).await);
         replies
     }
 }
 
+/// Sends operation `id` to `base` with the documented credentials and a fresh nonce.
 pub async fn call(
     http: &reqwest::Client,
     base: &str,

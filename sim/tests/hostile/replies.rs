@@ -3,10 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use licensing_sim::{Simulator, TlsConfig};
+use licensing_sim::Simulator;
 use serde_json::{Value, json};
 
-use super::{pki, support, zero_window_client};
+use super::{over_tls, pki, support, zero_window_at, zero_window_client};
 
 /// The server's resident memory now, in bytes (it runs in this process).
 fn resident() -> usize {
@@ -71,14 +71,12 @@ async fn stalled_journal(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zero_window_clients_hold_at_most_the_reply_budget() {
     let pki = pki::Pki::new();
-    let sim = Simulator::builder()
-        .tls(TlsConfig::from_pem(pki.cert.as_bytes(), pki.key.as_bytes()).unwrap())
-        .reply_budget(20 << 20)
-        // Long: closing connections for room, not the write timeout, frees the budget here.
-        .write_timeout(Duration::from_secs(120))
-        .start()
-        .await
-        .unwrap();
+    let sim = over_tls(&pki, |b| {
+        b.reply_budget(20 << 20)
+            // Long: closing connections for room, not the write timeout, frees the budget here.
+            .write_timeout(Duration::from_secs(120))
+    })
+    .await;
     let addr = sim.addr();
     let client = https_client(&pki);
     let journal_url = format!("{}/__sandbox/v1/journal", sim.url());
@@ -192,20 +190,7 @@ async fn a_reply_larger_than_the_budget_is_sent_alone() {
     let env = support::start_with(Simulator::builder().reply_budget(64 << 10)).await;
     let client = reqwest::Client::new();
     let url = env.sim.url();
-    let mut body = serde_json::Map::new();
-    for i in 0..60 {
-        body.insert(format!("k{i:02}"), json!("x".repeat(1000)));
-    }
-    let path = support::path("createEnterprise", &[]);
-    for _ in 0..8 {
-        let reply = client
-            .post(format!("{url}{path}"))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(reply.status(), 299);
-    }
+    fill_journal(&client, &url, 8).await;
     let export = client
         .get(format!("{url}/__sandbox/v1/journal"))
         .send()
@@ -230,19 +215,7 @@ async fn an_http1_reply_never_read_is_given_up_at_the_write_timeout() {
     let env = support::start_with(Simulator::builder().write_timeout(write_timeout)).await;
     let client = reqwest::Client::new();
     let url = env.sim.url();
-    let mut body = serde_json::Map::new();
-    for i in 0..60 {
-        body.insert(format!("k{i:02}"), json!("x".repeat(1000)));
-    }
-    let path = support::path("createEnterprise", &[]);
-    for _ in 0..150 {
-        client
-            .post(format!("{url}{path}"))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-    }
+    fill_journal(&client, &url, 150).await;
     let mut tcp = tokio::net::TcpStream::connect(env.sim.addr())
         .await
         .unwrap();
@@ -274,16 +247,9 @@ async fn an_http1_reply_never_read_is_given_up_at_the_write_timeout() {
 /// then, not left open until the idle timeout (60 s).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_left_with_only_a_given_up_reply_is_closed() {
-    let pki = pki::Pki::new();
     let write_timeout = Duration::from_secs(2);
-    let sim = Simulator::builder()
-        .tls(TlsConfig::from_pem(pki.cert.as_bytes(), pki.key.as_bytes()).unwrap())
-        .write_timeout(write_timeout)
-        .start()
-        .await
-        .unwrap();
+    let (sim, mut send, connection) = zero_window_at(write_timeout).await;
     let addr = sim.addr();
-    let (mut send, connection) = zero_window_client(addr, &pki.ca).await;
     let _body = super::stalled_request(&mut send, addr).await;
     let started = Instant::now();
     let closed = tokio::time::timeout(write_timeout * 3, connection).await;

@@ -80,12 +80,7 @@ struct Lending {
 async fn lending(env: &Env, name: &str) -> Lending {
     let ent = env.enterprise(name).await;
     let nums = env.allocate(2).await;
-    env.order(new_buy(
-        &ent,
-        "normal_recover_usbkey",
-        json!([{ "assetNos": [nums[0]], "borrowedUsbKey": true, "products": [product("lock", 1)] }]),
-    ))
-    .await;
+    env.buy_lent_lock(&ent, &nums[0]).await;
     env.buy(&ent, "normal_recover_usbkey", &nums[1..], "cad", 5)
         .await;
     let member = env.add_member(&ent, "lender").await;
@@ -651,12 +646,7 @@ async fn code_33007_already_lent() {
         .await
         .unwrap();
     let second = env.allocate(1).await;
-    env.order(new_buy(
-        &setup.ent,
-        "normal_recover_usbkey",
-        json!([{ "assetNos": second, "borrowedUsbKey": true, "products": [product("lock", 1)] }]),
-    ))
-    .await;
+    env.buy_lent_lock(&setup.ent, &second[0]).await;
     let result = lend(&env, &setup.member, &second[0], &[&setup.asset_id]).await;
     assert_eq!(code_of(result), ErrorCode::AlreadyLent);
 }

@@ -50,15 +50,8 @@ fn assert_invalid(raw: &Raw, field: &str) {
 
 async fn product_uris(env: &Env, ent: &Enterprise, num: &str) -> Vec<String> {
     let id = env.asset_id(ent, num).await;
-    env.member
-        .list_asset_products()
-        .asset_id(&id)
-        .await
-        .expect("listAssetProducts")
-        .product_instance_list
-        .into_iter()
-        .map(|p| p.product_uri)
-        .collect()
+    let products = env.products(&id).await.product_instance_list;
+    products.into_iter().map(|p| p.product_uri).collect()
 }
 
 #[tokio::test]
@@ -342,12 +335,7 @@ async fn empty_lists_are_empty_arrays() {
     assert!(failed.body.get("data").is_none(), "{:?}", failed.body);
 
     // The SDK reads both `data: []` and a success without `data` as an empty list.
-    let none = env
-        .member
-        .list_lent_locks()
-        .enterprise_global_id(&ent.global_id)
-        .await
-        .expect("an empty list");
+    let none = env.lent_locks(&ent).await;
     assert!(none.is_empty());
 }
 

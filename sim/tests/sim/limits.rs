@@ -17,10 +17,26 @@ use tokio::{
     task::JoinSet,
 };
 
-use crate::pki::Pki;
+use crate::{pki::Pki, support::simulator};
 
 /// A bound on anything that should be prompt, generous for a loaded 2-core machine.
 const PROMPT: Duration = Duration::from_secs(2);
+
+/// A connection to `addr` that has sent [`allocate_head`] for a body of `length` bytes.
+async fn head_sent(addr: SocketAddr, length: usize) -> TcpStream {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(allocate_head(addr, length).as_bytes())
+        .await
+        .unwrap();
+    s
+}
+
+/// The simulator `builder` starts, and its address.
+async fn started(builder: licensing_sim::SimulatorBuilder) -> (Simulator, SocketAddr) {
+    let sim = builder.start().await.unwrap();
+    let addr = sim.addr();
+    (sim, addr)
+}
 
 /// The head of an `allocateShellNums` request over HTTP/1.1 with a body of `length` bytes.
 fn allocate_head(addr: SocketAddr, length: usize) -> String {
@@ -154,14 +170,13 @@ async fn slow_and_idle_clients_are_closed_and_never_block_a_normal_request() {
     let header_timeout = Duration::from_secs(2);
     let body_timeout = Duration::from_secs(3);
     let idle_timeout = Duration::from_secs(4);
-    let sim = Simulator::builder()
-        .header_timeout(header_timeout)
-        .body_timeout(body_timeout)
-        .idle_timeout(idle_timeout)
-        .start()
-        .await
-        .unwrap();
-    let addr = sim.addr();
+    let (sim, addr) = started(
+        Simulator::builder()
+            .header_timeout(header_timeout)
+            .body_timeout(body_timeout)
+            .idle_timeout(idle_timeout),
+    )
+    .await;
     let n = sockets_per_kind(300);
 
     // Idle: connected, nothing sent.
@@ -181,10 +196,7 @@ async fn slow_and_idle_clients_are_closed_and_never_block_a_normal_request() {
     // Half-sent bodies: a complete head announcing 100 bytes, 10 of them sent.
     let mut bodies = Vec::new();
     for _ in 0..n - n / 2 {
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        s.write_all(allocate_head(addr, 100).as_bytes())
-            .await
-            .unwrap();
+        let mut s = head_sent(addr, 100).await;
         s.write_all(&allocate_body(100)[..10]).await.unwrap();
         bodies.push(s);
     }
@@ -294,10 +306,7 @@ async fn the_connection_cap_refuses_fast_and_replaces_quiet_connections() {
     // Every slot holds a request in progress (its body half-sent).
     let mut busy = Vec::new();
     for _ in 0..CAP {
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        s.write_all(allocate_head(addr, 100).as_bytes())
-            .await
-            .unwrap();
+        let mut s = head_sent(addr, 100).await;
         s.write_all(b"{").await.unwrap();
         busy.push(s);
     }
@@ -359,21 +368,13 @@ async fn concurrent_large_bodies_stay_within_the_budget() {
     const BUDGET: usize = 8 * MIB;
     const BODY: usize = 3 * MIB;
     const CLIENTS: usize = 6;
-    let sim = Simulator::builder()
-        .body_budget(BUDGET)
-        .start()
-        .await
-        .unwrap();
-    let addr = sim.addr();
+    let (sim, addr) = started(Simulator::builder().body_budget(BUDGET)).await;
 
     // Six heads announcing 3 MiB each, with part of their bodies: room for two at once.
     let body = allocate_body(BODY);
     let mut streams = Vec::new();
     for _ in 0..CLIENTS {
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        s.write_all(allocate_head(addr, BODY).as_bytes())
-            .await
-            .unwrap();
+        let mut s = head_sent(addr, BODY).await;
         s.write_all(&body[..1024]).await.unwrap();
         streams.push(s);
     }
@@ -479,19 +480,10 @@ async fn concurrent_large_bodies_stay_within_the_budget() {
 #[tokio::test]
 async fn a_body_refused_for_the_budget_is_retried_by_the_sdk() {
     let budget = 64 * 1024;
-    let sim = Simulator::builder()
-        .body_budget(budget)
-        .start()
-        .await
-        .unwrap();
-    let addr = sim.addr();
+    let (sim, addr) = started(Simulator::builder().body_budget(budget)).await;
 
     // A client holds the whole budget: its head announces it, its body never comes.
-    let mut holder = TcpStream::connect(addr).await.unwrap();
-    holder
-        .write_all(allocate_head(addr, budget).as_bytes())
-        .await
-        .unwrap();
+    let holder = head_sent(addr, budget).await;
     assert!(eventually(PROMPT, || sim.stats().body_bytes == budget).await);
 
     // Without retries, a request with any body is refused with code 500.
@@ -539,12 +531,7 @@ async fn silent_tls_clients_are_closed_by_the_header_timeout() {
     let pki = Pki::new();
     let tls = TlsConfig::from_pem(pki.cert.as_bytes(), pki.key.as_bytes()).unwrap();
     let header_timeout = Duration::from_secs(1);
-    let sim = Simulator::builder()
-        .tls(tls)
-        .header_timeout(header_timeout)
-        .start()
-        .await
-        .unwrap();
+    let sim = simulator(Simulator::builder().tls(tls).header_timeout(header_timeout)).await;
     let mut silent = Vec::new();
     for _ in 0..50 {
         silent.push(TcpStream::connect(sim.addr()).await.unwrap());
@@ -565,16 +552,8 @@ async fn silent_tls_clients_are_closed_by_the_header_timeout() {
 #[tokio::test]
 async fn a_body_larger_than_one_request_may_send_is_a_malformed_request() {
     let budget = 1024 * 1024;
-    let sim = Simulator::builder()
-        .body_budget(budget)
-        .start()
-        .await
-        .unwrap();
-    let addr = sim.addr();
-    let mut s = TcpStream::connect(addr).await.unwrap();
-    s.write_all(allocate_head(addr, budget + 1).as_bytes())
-        .await
-        .unwrap();
+    let (sim, addr) = started(Simulator::builder().body_budget(budget)).await;
+    let mut s = head_sent(addr, budget + 1).await;
     // Answered from the head alone: retrying could not help, so it is not a 500.
     let (status, body) = read_reply(&mut s).await.expect("a reply");
     assert_eq!(

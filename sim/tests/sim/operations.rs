@@ -434,14 +434,7 @@ async fn delete_asset_revokes_for_good() {
     let bought = env
         .buy(&ent, "normal_recover_usbkey", &nums, "base", 1)
         .await;
-    let mut revoke = license_order(
-        &ent,
-        "delete_asset",
-        "normal_recover_usbkey",
-        json!([{ "assetNos": [nums[0]] }]),
-    );
-    revoke["srcLicenseOrderId"] = json!(bought);
-    env.order(revoke).await;
+    env.revoke(&ent, &nums[0], &bought).await;
 
     let assets = env.assets(&ent).await;
     assert_eq!(assets.len(), 1);
@@ -585,12 +578,7 @@ async fn lent_lock_with_loan(env: &Env, ent: &Enterprise, lock: &str) -> (String
 
 /// As [`lent_lock_with_loan`], also returning the lent asset's id.
 async fn lend_one_asset(env: &Env, ent: &Enterprise, lock: &str) -> (String, String, String) {
-    env.order(new_buy(
-        ent,
-        "normal_recover_usbkey",
-        json!([{ "assetNos": [lock], "borrowedUsbKey": true, "products": [product("lock", 1)] }]),
-    ))
-    .await;
+    env.buy_lent_lock(ent, lock).await;
     let asset = env.allocate(1).await;
     env.buy(ent, "normal_recover_usbkey", &asset, "cad", 5)
         .await;
@@ -763,12 +751,7 @@ async fn member_pages_follow_page_helper_and_stream() {
 async fn assets_are_assigned_and_lent() {
     let (env, ent) = with_enterprise("Acme").await;
     let nums = env.allocate(3).await;
-    env.order(new_buy(
-        &ent,
-        "normal_recover_usbkey",
-        json!([{ "assetNos": [nums[0]], "borrowedUsbKey": true, "products": [product("lock", 1)] }]),
-    ))
-    .await;
+    env.buy_lent_lock(&ent, &nums[0]).await;
     env.buy(&ent, "normal_recover_usbkey", &nums[1..], "cad", 5)
         .await;
     let alice = env.add_member(&ent, "alice").await;

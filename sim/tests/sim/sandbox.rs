@@ -28,6 +28,13 @@ fn refused<T: std::fmt::Debug>(result: AdminResult<T>) -> (u16, admin::types::Ad
 }
 
 /// Adds a fault rule, which must be accepted.
+/// A fault that answers with the business code `code`.
+fn code_fault(code: &str) -> admin::types::builder::Fault {
+    Fault::builder()
+        .kind(FaultKind::Code)
+        .code(Some(code.to_string()))
+}
+
 async fn script(admin: &admin::Client, rule: admin::types::builder::FaultRuleSpec) {
     admin
         .create_fault()
@@ -99,12 +106,7 @@ async fn the_demo_seed_is_what_the_services_list() {
     for seeded in ["Alice", "Bob", "Carol"] {
         assert!(names.contains(&seeded), "{names:?}");
     }
-    let assets = env
-        .member
-        .list_asset_nums()
-        .enterprise_global_id(&acme.enterprise_global_id)
-        .await
-        .unwrap();
+    let assets = env.assets_of(&acme.enterprise_global_id).await;
     assert_eq!(assets.len(), 3);
     let cad = &acme.assets["cad-lock-1"];
     let held = assets
@@ -117,12 +119,7 @@ async fn the_demo_seed_is_what_the_services_list() {
         "alice holds cad-lock-1"
     );
     assert_eq!(held.asset_id, cad.asset_id);
-    let lent = env
-        .member
-        .list_lent_locks()
-        .enterprise_global_id(&acme.enterprise_global_id)
-        .await
-        .unwrap();
+    let lent = env.lent_locks_of(&acme.enterprise_global_id).await;
     assert_eq!(lent.len(), 1);
     assert_eq!(lent[0].asset_num, acme.assets["lent-lock"].asset_num);
     // The channel customer is bound: a batch order can name it.
@@ -311,11 +308,7 @@ async fn rules_are_checked_listed_and_deleted() {
             .body(
                 FaultRuleSpec::builder()
                     .operation("allocateShellNums")
-                    .fault(
-                        Fault::builder()
-                            .kind(FaultKind::Code)
-                            .code(Some("60027".to_string())),
-                    ),
+                    .fault(code_fault("60027")),
             )
             .send()
             .await,
@@ -377,55 +370,25 @@ async fn scripted_errors_and_retries() {
         Err(Error::UnexpectedStatus { status: 500, .. }) => {}
         other => panic!("not retried: {other:?}"),
     }
-    script(
-        &admin,
-        once(
-            "allocateShellNums",
-            Fault::builder()
-                .kind(FaultKind::Code)
-                .code(Some("500".to_string())),
-        ),
-    )
-    .await;
+    script(&admin, once("allocateShellNums", code_fault("500"))).await;
     assert_eq!(
         allocate(&client).await.unwrap().len(),
         1,
         "code 500 asks for a retry"
     );
-    script(
-        &admin,
-        once(
-            "allocateShellNums",
-            Fault::builder()
-                .kind(FaultKind::Code)
-                .code(Some("13004".to_string())),
-        ),
-    )
-    .await;
+    script(&admin, once("allocateShellNums", code_fault("13004"))).await;
     assert_eq!(
         code_of(allocate(&client).await),
         ErrorCode::ParameterValidationFailed
     );
 
-    let journal = admin
-        .list_journal()
-        .operation("allocateShellNums")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let journal = journal_of(&admin, "allocateShellNums").await;
     let faulted = journal.entries.iter().filter(|e| e.fault.is_some()).count();
     assert_eq!(
         faulted, 3,
         "each rule fired once and was journaled with its id"
     );
-    let queries = admin
-        .list_journal()
-        .operation("queryEnterprise")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let queries = journal_of(&admin, "queryEnterprise").await;
     let statuses: Vec<_> = queries.entries.iter().map(|e| e.status).collect();
     assert_eq!(statuses, [503, 200]);
 }
@@ -538,11 +501,7 @@ async fn scripted_transport_faults() {
         FaultRuleSpec::builder()
             .operation("listAssetNums")
             .enterprise_global_id(Some(ent.global_id.clone()))
-            .fault(
-                Fault::builder()
-                    .kind(FaultKind::Code)
-                    .code(Some("60017".to_string())),
-            ),
+            .fault(code_fault("60017")),
     )
     .await;
     let listed = |eg: String| {
@@ -559,11 +518,7 @@ async fn scripted_transport_faults() {
 
 #[tokio::test]
 async fn the_admin_token_guards_the_admin_api_only() {
-    let sim = Simulator::builder()
-        .admin_token("admin-secret")
-        .start()
-        .await
-        .unwrap();
+    let sim = simulator(Simulator::builder().admin_token("admin-secret")).await;
     assert!(sim.admin().list_faults().send().await.is_ok());
     let anonymous = admin::client(&sim.url(), None).unwrap();
     let (status, _) = refused(anonymous.list_faults().send().await);
