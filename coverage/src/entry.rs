@@ -8,7 +8,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::{
-    lenient::{Code, Lenient, reply_code},
+    lenient::{Code, Lenient, key_by, reply_code},
     record::{Body, Exchange, har_exchange},
 };
 
@@ -145,24 +145,7 @@ impl<'de, T: de::Deserialize<'de>> Visitor<'de> for ObjectOr<T> {
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         IgnoredAny.visit_seq(seq).map(|_| Lenient(None))
     }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(Lenient(None))
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Lenient(None))
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Lenient(None))
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(Lenient(None))
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(Lenient(None))
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Lenient(None))
-    }
+    ignore_scalars!(Lenient(None), str);
 }
 
 /// Query parameters (`[{"name", "value"}]`), those of other shapes left out.
@@ -204,24 +187,7 @@ impl<'de> de::Deserialize<'de> for Pairs {
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Pairs, A::Error> {
                 IgnoredAny.visit_map(map).map(|_| Pairs::default())
             }
-            fn visit_str<E>(self, _: &str) -> Result<Pairs, E> {
-                Ok(Pairs::default())
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Pairs, E> {
-                Ok(Pairs::default())
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Pairs, E> {
-                Ok(Pairs::default())
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Pairs, E> {
-                Ok(Pairs::default())
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Pairs, E> {
-                Ok(Pairs::default())
-            }
-            fn visit_unit<E>(self) -> Result<Pairs, E> {
-                Ok(Pairs::default())
-            }
+            ignore_scalars!(Pairs::default(), str);
         }
         d.deserialize_any(V)
     }
@@ -257,21 +223,7 @@ impl<'de> de::Deserialize<'de> for ReplyText {
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<ReplyText, A::Error> {
                 IgnoredAny.visit_seq(seq).map(|_| ReplyText(None))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<ReplyText, E> {
-                Ok(ReplyText(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<ReplyText, E> {
-                Ok(ReplyText(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<ReplyText, E> {
-                Ok(ReplyText(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<ReplyText, E> {
-                Ok(ReplyText(None))
-            }
-            fn visit_unit<E>(self) -> Result<ReplyText, E> {
-                Ok(ReplyText(None))
-            }
+            ignore_scalars!(ReplyText(None));
         }
         d.deserialize_any(V)
     }
@@ -282,17 +234,7 @@ struct CodeKey(bool);
 
 impl<'de> de::Deserialize<'de> for CodeKey {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = CodeKey;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_str<E>(self, key: &str) -> Result<CodeKey, E> {
-                Ok(CodeKey(key == "code"))
-            }
-        }
-        d.deserialize_str(V)
+        key_by(d, |key| CodeKey(key == "code"))
     }
 }
 

@@ -105,6 +105,25 @@ impl<T> Default for Lenient<T> {
     }
 }
 
+/// A map key, told apart by `from` where the parser holds its text (never copied): the
+/// keys a reader acts on, every other key one value of `K`.
+pub(crate) fn key_by<'de, D: Deserializer<'de>, K>(
+    d: D,
+    from: fn(&str) -> K,
+) -> Result<K, D::Error> {
+    struct V<K>(fn(&str) -> K);
+    impl<K> Visitor<'_> for V<K> {
+        type Value = K;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a key")
+        }
+        fn visit_str<E>(self, key: &str) -> Result<K, E> {
+            Ok((self.0)(key))
+        }
+    }
+    d.deserialize_str(V(from))
+}
+
 /// The business code of a reply's JSON text (`{"code": 0, …}`), the rest read through.
 pub(crate) fn reply_code(text: &str) -> Option<String> {
     #[derive(serde::Deserialize)]

@@ -29,6 +29,55 @@
 
 #![forbid(unsafe_code)]
 
+/// The visits of the scalars (a bool, a number, null) a visitor passes over, each read
+/// as `$value`; with `str`, a string too. Written once for every lenient reader.
+macro_rules! ignore_scalars {
+    ($value:expr) => {
+        fn visit_bool<Er: ::serde::de::Error>(self, _: bool) -> Result<Self::Value, Er> {
+            Ok($value)
+        }
+        fn visit_i64<Er: ::serde::de::Error>(self, _: i64) -> Result<Self::Value, Er> {
+            Ok($value)
+        }
+        fn visit_u64<Er: ::serde::de::Error>(self, _: u64) -> Result<Self::Value, Er> {
+            Ok($value)
+        }
+        fn visit_f64<Er: ::serde::de::Error>(self, _: f64) -> Result<Self::Value, Er> {
+            Ok($value)
+        }
+        fn visit_unit<Er: ::serde::de::Error>(self) -> Result<Self::Value, Er> {
+            Ok($value)
+        }
+    };
+    ($value:expr, str) => {
+        ignore_scalars!($value);
+        fn visit_str<Er: ::serde::de::Error>(self, _: &str) -> Result<Self::Value, Er> {
+            Ok($value)
+        }
+    };
+}
+
+/// The map keys a reader acts on, each by its text (read where the parser holds it, never
+/// copied); every other key is `Other`.
+macro_rules! keys {
+    ($(#[$doc:meta])* $name:ident { $($text:literal => $variant:ident),+ $(,)? }) => {
+        $(#[$doc])*
+        enum $name {
+            $($variant,)+
+            Other,
+        }
+
+        impl<'de> ::serde::de::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                crate::lenient::key_by(d, |key| match key {
+                    $($text => $name::$variant,)+
+                    _ => $name::Other,
+                })
+            }
+        }
+    };
+}
+
 mod catalogue;
 pub mod doubles;
 mod entry;

@@ -167,38 +167,23 @@ struct Doc<'a, E> {
     count: &'a mut usize,
 }
 
-impl<'de, E: Entries> DeserializeSeed<'de> for Doc<'_, E> {
-    type Value = Found;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Found, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-/// The keys of a document that are read.
-enum DocKey {
-    Log,
-    Entries,
-    Other,
-}
-
-impl<'de> de::Deserialize<'de> for DocKey {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = DocKey;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_str<E>(self, key: &str) -> Result<DocKey, E> {
-                Ok(match key {
-                    "log" => DocKey::Log,
-                    "entries" => DocKey::Entries,
-                    _ => DocKey::Other,
-                })
+/// The seeds that are their own visitors, of any JSON value.
+macro_rules! seed_is_visitor {
+    ($($name:ident => $value:ty),+) => {$(
+        impl<'de, E: Entries> DeserializeSeed<'de> for $name<'_, E> {
+            type Value = $value;
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<$value, D::Error> {
+                d.deserialize_any(self)
             }
         }
-        d.deserialize_str(V)
-    }
+    )+};
+}
+
+seed_is_visitor!(Doc => Found, Log => bool, List => bool);
+
+keys! {
+    /// The keys of a document that are read.
+    DocKey { "log" => Log, "entries" => Entries }
 }
 
 impl<'de, E: Entries> Visitor<'de> for Doc<'_, E> {
@@ -253,36 +238,12 @@ impl<'de, E: Entries> Visitor<'de> for Doc<'_, E> {
         })
     }
     // Anything else is neither.
-    fn visit_bool<Er>(self, _: bool) -> Result<Found, Er> {
-        Ok(Found::default())
-    }
-    fn visit_i64<Er>(self, _: i64) -> Result<Found, Er> {
-        Ok(Found::default())
-    }
-    fn visit_u64<Er>(self, _: u64) -> Result<Found, Er> {
-        Ok(Found::default())
-    }
-    fn visit_f64<Er>(self, _: f64) -> Result<Found, Er> {
-        Ok(Found::default())
-    }
-    fn visit_str<Er>(self, _: &str) -> Result<Found, Er> {
-        Ok(Found::default())
-    }
-    fn visit_unit<Er>(self) -> Result<Found, Er> {
-        Ok(Found::default())
-    }
+    ignore_scalars!(Found::default(), str);
 }
 
 /// A HAR's `log`: its `entries`, the rest read through. True when it had a list of them.
 struct Log<'a, E> {
     list: List<'a, E>,
-}
-
-impl<'de, E: Entries> DeserializeSeed<'de> for Log<'_, E> {
-    type Value = bool;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
-        d.deserialize_any(self)
-    }
 }
 
 impl<'de, E: Entries> Visitor<'de> for Log<'_, E> {
@@ -307,24 +268,7 @@ impl<'de, E: Entries> Visitor<'de> for Log<'_, E> {
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<bool, A::Error> {
         IgnoredAny.visit_seq(seq).map(|_| false)
     }
-    fn visit_str<Er>(self, _: &str) -> Result<bool, Er> {
-        Ok(false)
-    }
-    fn visit_bool<Er>(self, _: bool) -> Result<bool, Er> {
-        Ok(false)
-    }
-    fn visit_u64<Er>(self, _: u64) -> Result<bool, Er> {
-        Ok(false)
-    }
-    fn visit_i64<Er>(self, _: i64) -> Result<bool, Er> {
-        Ok(false)
-    }
-    fn visit_f64<Er>(self, _: f64) -> Result<bool, Er> {
-        Ok(false)
-    }
-    fn visit_unit<Er>(self) -> Result<bool, Er> {
-        Ok(false)
-    }
+    ignore_scalars!(false, str);
 }
 
 /// A list of entries (of a HAR when `har`); true when it was a list.
@@ -333,13 +277,6 @@ struct List<'a, E> {
     entries: &'a mut E,
     count: &'a mut usize,
     har: bool,
-}
-
-impl<'de, E: Entries> DeserializeSeed<'de> for List<'_, E> {
-    type Value = bool;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
-        d.deserialize_any(self)
-    }
 }
 
 impl<'de, E: Entries> Visitor<'de> for List<'_, E> {
@@ -367,24 +304,7 @@ impl<'de, E: Entries> Visitor<'de> for List<'_, E> {
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<bool, A::Error> {
         IgnoredAny.visit_map(map).map(|_| false)
     }
-    fn visit_str<Er>(self, _: &str) -> Result<bool, Er> {
-        Ok(false)
-    }
-    fn visit_bool<Er>(self, _: bool) -> Result<bool, Er> {
-        Ok(false)
-    }
-    fn visit_u64<Er>(self, _: u64) -> Result<bool, Er> {
-        Ok(false)
-    }
-    fn visit_i64<Er>(self, _: i64) -> Result<bool, Er> {
-        Ok(false)
-    }
-    fn visit_f64<Er>(self, _: f64) -> Result<bool, Er> {
-        Ok(false)
-    }
-    fn visit_unit<Er>(self) -> Result<bool, Er> {
-        Ok(false)
-    }
+    ignore_scalars!(false, str);
 }
 
 struct One<'a, E> {

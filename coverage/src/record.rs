@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Value, value::RawValue};
 
 use crate::lenient::{Lenient, reply_code};
@@ -100,24 +100,7 @@ impl<'de> Visitor<'de> for ShapeVisitor {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("JSON")
     }
-    fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
-        Ok(Shape::Plain)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
-        Ok(Shape::Plain)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
-        Ok(Shape::Plain)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
-        Ok(Shape::Plain)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
-        Ok(Shape::Plain)
-    }
-    fn visit_unit<E>(self) -> Result<Shape, E> {
-        Ok(Shape::Plain)
-    }
+    ignore_scalars!(Shape::Plain, str);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(Shape::Plain)
@@ -152,33 +135,9 @@ impl<'de> Visitor<'de> for ShapeVisitor {
     }
 }
 
-/// The keys of the recorders' markers.
-enum MarkerKey {
-    Omitted,
-    NotJson,
-    Summary,
-    Other,
-}
-
-impl<'de> de::Deserialize<'de> for MarkerKey {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = MarkerKey;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_str<E>(self, key: &str) -> Result<MarkerKey, E> {
-                Ok(match key {
-                    "omitted" => MarkerKey::Omitted,
-                    "notJson" => MarkerKey::NotJson,
-                    "summary" => MarkerKey::Summary,
-                    _ => MarkerKey::Other,
-                })
-            }
-        }
-        d.deserialize_str(V)
-    }
+keys! {
+    /// The keys of the recorders' markers.
+    MarkerKey { "omitted" => Omitted, "notJson" => NotJson, "summary" => Summary }
 }
 
 impl Exchange {

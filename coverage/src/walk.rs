@@ -168,36 +168,13 @@ impl<'de> Visitor<'de> for Key<'_> {
     }
 }
 
-/// The scalars of the first pass mean nothing but a tag's.
-macro_rules! ignore_scalars {
-    ($value:expr) => {
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-            Ok($value)
-        }
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-            Ok($value)
-        }
-        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-            Ok($value)
-        }
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-            Ok($value)
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok($value)
-        }
-    };
-}
-
 impl<'de> Visitor<'de> for Find<'_, '_> {
     type Value = Option<String>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("JSON")
     }
-    ignore_scalars!(None);
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
+    // The scalars of the first pass mean nothing but a tag's.
+    ignore_scalars!(None, str);
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let finder = self.finder;
         let mut tag = None;
@@ -260,20 +237,20 @@ impl<'de> Visitor<'de> for FindTag<'_, '_> {
     // A tag that is no string names nothing, but what it holds is read as any value is:
     // the second pass meets the same tagged items in the same order.
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        Find {
-            finder: self.0,
-            tag_of: None,
-        }
-        .visit_map(map)
-        .map(|_| None)
+        self.untagged().visit_map(map).map(|_| None)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        self.untagged().visit_seq(seq).map(|_| None)
+    }
+}
+
+impl<'f, 't> FindTag<'f, 't> {
+    /// The first pass over a value with no tag of its own.
+    fn untagged(self) -> Find<'f, 't> {
         Find {
             finder: self.0,
             tag_of: None,
         }
-        .visit_seq(seq)
-        .map(|_| None)
     }
 }
 

@@ -99,6 +99,19 @@ fn a_large_recording_of_small_entries_costs_what_one_entry_costs() {
     assert!(large_peak < 2 * MIB, "peak {large_peak} bytes");
 }
 
+/// Reading `path`, whose largest entry (`what`) is `bytes` long, finds its `exchanges` at a
+/// peak under twice the entry and 2 MiB.
+fn at_most_twice(what: &str, bytes: usize, path: &Path, catalogue: &Catalogue, exchanges: usize) {
+    let (peak, report) = peak_reading(path, catalogue);
+    eprintln!("{what} of {bytes} bytes: peak {peak} bytes");
+    assert_eq!(report.totals.exchanges, exchanges);
+    let limit = 2 * bytes + 2 * MIB;
+    assert!(
+        peak < limit,
+        "{what} of {bytes} bytes: peak {peak} bytes, more than {limit}"
+    );
+}
+
 #[test]
 fn one_large_entry_costs_about_twice_itself() {
     let _one = MEASURING.lock().unwrap();
@@ -113,15 +126,7 @@ fn one_large_entry_costs_about_twice_itself() {
         format!("{{\"log\": {{\"entries\": [{big}, {small}]}}}}"),
     )
     .unwrap();
-    let (peak, report) = peak_reading(&path, &catalogue);
-    eprintln!("a HAR entry of {} bytes: peak {peak} bytes", big.len());
-    assert_eq!(report.totals.exchanges, 2);
-    let limit = 2 * big.len() + 2 * MIB;
-    assert!(
-        peak < limit,
-        "an entry of {} bytes: peak {peak} bytes, more than {limit}",
-        big.len()
-    );
+    at_most_twice("a HAR entry", big.len(), &path, &catalogue, 2);
     // The journal's shape: the body as JSON, not as a string.
     let body: Value = serde_json::from_str(
         json!(serde_json::from_str::<Value>(&big).unwrap()["request"]["postData"]["text"])
@@ -135,18 +140,7 @@ fn one_large_entry_costs_about_twice_itself() {
     .to_string();
     let journal = dir.path().join("journal.json");
     std::fs::write(&journal, format!("{{\"entries\": [{entry}]}}")).unwrap();
-    let (peak, report) = peak_reading(&journal, &catalogue);
-    eprintln!(
-        "a journal entry of {} bytes: peak {peak} bytes",
-        entry.len()
-    );
-    assert_eq!(report.totals.exchanges, 1);
-    let limit = 2 * entry.len() + 2 * MIB;
-    assert!(
-        peak < limit,
-        "a journal entry of {} bytes: peak {peak} bytes, more than {limit}",
-        entry.len()
-    );
+    at_most_twice("a journal entry", entry.len(), &journal, &catalogue, 1);
 }
 
 #[test]
