@@ -13,36 +13,18 @@ use std::{collections::HashSet, error::Error as StdError};
 
 use futures_util::TryStreamExt as _;
 use licensing_sdk::{
-    DefaultCustomer, Error, member, member::errors::AddMembersErrorCode as Code,
-    member::types as mt, order,
+    Error, member, member::errors::AddMembersErrorCode as Code, member::types as mt,
 };
-use licensing_sim as sim;
+
+mod demo;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn StdError>> {
-    let demo = sim::admin::builtin_seed("demo").expect("the demo seed is built in");
-    let simulator = sim::Simulator::builder().seed(demo).start().await?;
-    let url = simulator.url();
-    let orders = order::Client::builder(&url)
-        .application_token(sim::DEFAULT_APP_TOKEN)
-        .build()?;
-    let members = member::Client::builder(&url)
-        .client_token(sim::DEFAULT_CLIENT_TOKEN)
-        .user_token(sim::DEFAULT_USER_TOKEN)
-        .build()?;
+    // The simulator with its `demo` seed and a client of each service: `demo/mod.rs`.
+    let (simulator, orders, members) = demo::start().await?;
 
     // The enterprise main account the employees join.
-    let customers = orders
-        .query_enterprise()
-        .channel_code("CH01")
-        .channel_customer_id("CC-ACME")
-        .default_customer(DefaultCustomer::OnlyDefault)
-        .await?;
-    let eg = customers
-        .first()
-        .ok_or("CC-ACME is not bound")?
-        .enterprise_global_id
-        .clone();
+    let eg = demo::acme(&orders).await?.enterprise_global_id;
 
     // 1. Three new employees and alice, who already has an account: the platform adds
     //    the three and refuses alice (60027, both lists in `Error::PartialFailure`).

@@ -80,12 +80,14 @@ async fn main() -> Result<(), Box<dyn StdError>> {
     // 3. Later (another process, another day): find the customer from the channel ids.
     //    `All` lists every customer of the enterprise the channel customer is bound to;
     //    `OnlyDefault` only its default customer.
-    let customers = orders
-        .query_enterprise()
-        .channel_code("CH01")
-        .channel_customer_id("CC-GLOBEX")
-        .default_customer(DefaultCustomer::All)
-        .await?;
+    let query = |channel_customer_id, default_customer| {
+        orders
+            .query_enterprise()
+            .channel_code("CH01")
+            .channel_customer_id(channel_customer_id)
+            .default_customer(default_customer)
+    };
+    let customers = query("CC-GLOBEX", DefaultCustomer::All).await?;
     for c in &customers {
         let channel = match c.channel_code.as_str() {
             "" => "no channel".to_string(),
@@ -105,12 +107,7 @@ async fn main() -> Result<(), Box<dyn StdError>> {
         ours.customer_id
     );
 
-    let defaults = orders
-        .query_enterprise()
-        .channel_code("CH01")
-        .channel_customer_id("CC-GLOBEX")
-        .default_customer(DefaultCustomer::OnlyDefault)
-        .await?;
+    let defaults = query("CC-GLOBEX", DefaultCustomer::OnlyDefault).await?;
     assert_eq!(defaults.len(), 1, "one default customer: {defaults:?}");
     assert!(defaults[0].is_default && defaults[0].customer_id != bound.customer_id);
 
@@ -127,12 +124,7 @@ async fn main() -> Result<(), Box<dyn StdError>> {
     }
 
     // An unknown channel customer is not an error: the list is empty.
-    let unknown = orders
-        .query_enterprise()
-        .channel_code("CH01")
-        .channel_customer_id("CC-NOBODY")
-        .default_customer(DefaultCustomer::All)
-        .await?;
+    let unknown = query("CC-NOBODY", DefaultCustomer::All).await?;
     assert!(unknown.is_empty());
 
     simulator.shutdown().await?;

@@ -12,37 +12,17 @@
 use std::error::Error as StdError;
 
 use futures_util::TryStreamExt as _;
-use licensing_sdk::{
-    DefaultCustomer, member, member::errors::LendAssetsErrorCode as Code, member::types as mt,
-    order,
-};
-use licensing_sim as sim;
+use licensing_sdk::{member::errors::LendAssetsErrorCode as Code, member::types as mt};
+
+mod demo;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn StdError>> {
-    let demo = sim::admin::builtin_seed("demo").expect("the demo seed is built in");
-    let simulator = sim::Simulator::builder().seed(demo).start().await?;
-    let url = simulator.url();
-    let orders = order::Client::builder(&url)
-        .application_token(sim::DEFAULT_APP_TOKEN)
-        .build()?;
-    let members = member::Client::builder(&url)
-        .client_token(sim::DEFAULT_CLIENT_TOKEN)
-        .user_token(sim::DEFAULT_USER_TOKEN)
-        .build()?;
+    // The simulator with its `demo` seed and a client of each service: `demo/mod.rs`.
+    let (simulator, orders, members) = demo::start().await?;
 
     // The enterprise main account of the channel customer CH01/CC-ACME.
-    let customers = orders
-        .query_enterprise()
-        .channel_code("CH01")
-        .channel_customer_id("CC-ACME")
-        .default_customer(DefaultCustomer::OnlyDefault)
-        .await?;
-    let eg = customers
-        .first()
-        .ok_or("CC-ACME is not bound")?
-        .enterprise_global_id
-        .clone();
+    let eg = demo::acme(&orders).await?.enterprise_global_id;
 
     // The employees, by account; each list item carries the asset numbers it holds.
     let everyone: Vec<mt::MemberListItem> = members

@@ -12,39 +12,23 @@
 use std::error::Error as StdError;
 
 use licensing_sdk::{
-    DefaultCustomer, LockStatus, member, member::errors::LendAssetsErrorCode as Code,
-    member::types as mt, order, order::types as ot,
+    LockStatus, member::errors::LendAssetsErrorCode as Code, member::types as mt,
+    order::types as ot,
 };
-use licensing_sim as sim;
+
+mod demo;
 
 /// A lock number no asset has.
 const MISSING: &str = "8999999999";
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn StdError>> {
-    let demo = sim::admin::builtin_seed("demo").expect("the demo seed is built in");
-    let simulator = sim::Simulator::builder().seed(demo).start().await?;
-    let url = simulator.url();
-    let orders = order::Client::builder(&url)
-        .application_token(sim::DEFAULT_APP_TOKEN)
-        .build()?;
-    let members = member::Client::builder(&url)
-        .client_token(sim::DEFAULT_CLIENT_TOKEN)
-        .user_token(sim::DEFAULT_USER_TOKEN)
-        .build()?;
+    // The simulator with its `demo` seed and a client of each service: `demo/mod.rs`.
+    let (simulator, orders, members) = demo::start().await?;
 
     // The enterprise (from the channel customer) and its locks, as the member center
     // lists them: the lent lock, a lock an employee holds, and every number.
-    let eg = orders
-        .query_enterprise()
-        .channel_code("CH01")
-        .channel_customer_id("CC-ACME")
-        .default_customer(DefaultCustomer::OnlyDefault)
-        .await?
-        .first()
-        .ok_or("CC-ACME is not bound")?
-        .enterprise_global_id
-        .clone();
+    let eg = demo::acme(&orders).await?.enterprise_global_id;
     let assets = members.list_asset_nums().enterprise_global_id(&eg).await?;
     let lent_lock = members.list_lent_locks().enterprise_global_id(&eg).await?;
     let lent_lock = lent_lock.first().ok_or("no lent lock")?.asset_num.clone();

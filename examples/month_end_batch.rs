@@ -12,30 +12,19 @@
 use std::error::Error as StdError;
 
 use licensing_sdk::{
-    CustomerType, DefaultCustomer, LicenseType, SyncMode, Trial, member, order,
+    CustomerType, LicenseType, SyncMode, Trial, order,
     order::types::{self as ot, LicenseOrder},
 };
-use licensing_sim as sim;
+
+mod demo;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn StdError>> {
-    let demo = sim::admin::builtin_seed("demo").expect("the demo seed is built in");
-    let simulator = sim::Simulator::builder().seed(demo).start().await?;
-    let url = simulator.url();
-    let orders = order::Client::builder(&url)
-        .application_token(sim::DEFAULT_APP_TOKEN)
-        .build()?;
+    // The simulator with its `demo` seed and a client of each service: `demo/mod.rs`.
+    let (simulator, orders, members) = demo::start().await?;
 
     // The customer the orders are for, from the channel customer's ids.
-    let customer = orders
-        .query_enterprise()
-        .channel_code("CH01")
-        .channel_customer_id("CC-ACME")
-        .default_customer(DefaultCustomer::All)
-        .await?
-        .into_iter()
-        .find(|c| c.channel_customer_id == "CC-ACME")
-        .ok_or("CC-ACME is not bound")?;
+    let customer = demo::acme(&orders).await?;
     let cid = customer.customer_id.as_str(); // what every order names
     let eg = customer.enterprise_global_id.as_str();
 
@@ -78,10 +67,6 @@ async fn main() -> Result<(), Box<dyn StdError>> {
     assert_eq!(results.len(), 3, "one result per order");
 
     // 4. What the enterprise holds now, as the member center lists it.
-    let members = member::Client::builder(&url)
-        .client_token(sim::DEFAULT_CLIENT_TOKEN)
-        .user_token(sim::DEFAULT_USER_TOKEN)
-        .build()?;
     let assets = members.list_asset_nums().enterprise_global_id(eg).await?;
     let held = |n: &ot::ShellNumber| assets.iter().find(|x| x.asset_num == n.as_str());
     assert!(held(&b).is_none(), "the returned lock {b} is gone");
