@@ -211,13 +211,22 @@ pub fn member_client(uri: &str) -> member::Client {
 }
 
 pub fn member_client_with(uri: &str, retry: RetryPolicy) -> member::Client {
-    member::Client::builder(uri)
-        .client_token(CLIENT_TOKEN)
+    member_base(uri, retry)
         .user_token(USER_TOKEN)
-        .timeout(Duration::from_secs(5))
-        .retry(retry)
         .build()
         .expect("member client")
+}
+
+/// A member client builder with the test client token, a 5 s attempt timeout and `retry`;
+/// the user token is the test's to give.
+pub fn member_base(
+    uri: &str,
+    retry: RetryPolicy,
+) -> licensing_sdk::ClientBuilder<licensing_sdk::MemberService> {
+    member::Client::builder(uri)
+        .client_token(CLIENT_TOKEN)
+        .timeout(Duration::from_secs(5))
+        .retry(retry)
 }
 
 /// A token provider that counts how often it is asked (once per attempt).
@@ -252,17 +261,44 @@ pub fn mock(id: &str, values: &[&str]) -> MockBuilder {
     Mock::given(method(op.method.as_str())).and(path(op.path_with(values)))
 }
 
-/// Answers operation `id` (its path filled with `values`) with `status` and a JSON body.
 /// Answers `id` (an operation without path parameters) with its documented success reply.
 pub async fn reply_documented(server: &MockServer, id: &str) {
-    reply(server, id, &[], 200, reply_example(id)).await;
+    reply_ok(server, id, &[]).await;
 }
 
+/// Answers operation `id` (its path filled with `values`) with its documented success
+/// reply.
+pub async fn reply_ok(server: &MockServer, id: &str, values: &[&str]) {
+    reply(server, id, values, 200, reply_example(id)).await;
+}
+
+/// Answers operation `id` (its path filled with `values`) with `status` and a JSON body.
 pub async fn reply(server: &MockServer, id: &str, values: &[&str], status: u16, body: Value) {
     mock(id, values)
         .respond_with(ResponseTemplate::new(status).set_body_json(body))
         .mount(server)
         .await;
+}
+
+/// Answers every request with `template`: the first `times` ones, when given (the mocks
+/// mounted after it answer the rest), or all of them.
+pub async fn answer_any(server: &MockServer, template: ResponseTemplate, times: Option<u64>) {
+    let mock = Mock::given(wiremock::matchers::any()).respond_with(template);
+    match times {
+        Some(n) => mock.up_to_n_times(n).mount(server).await,
+        None => mock.mount(server).await,
+    }
+}
+
+/// A server no request may reach: `server.verify()` fails if one did.
+pub async fn unreachable() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(wiremock::matchers::any())
+        .respond_with(ResponseTemplate::new(200))
+        .expect(0)
+        .mount(&server)
+        .await;
+    server
 }
 
 /// Every request the server received.

@@ -12,7 +12,7 @@ use crate::common::*;
 use licensing_sdk::{ApiError, Error, ErrorCode, RetryPolicy, member, operations, order};
 use licensing_test_support::raw::RawServer;
 use serde_json::{Value, json};
-use wiremock::{Mock, MockServer, ResponseTemplate, matchers::any};
+use wiremock::{MockServer, ResponseTemplate};
 
 /// The path values `call_operation` sends.
 const EG: &str = "EG-7f3a";
@@ -90,10 +90,12 @@ async fn every_documented_error_example_decodes() {
         let id = op.id;
         let server = MockServer::start().await;
         let example = error_example(id);
-        Mock::given(any())
-            .respond_with(ResponseTemplate::new(299).set_body_json(example.clone()))
-            .mount(&server)
-            .await;
+        answer_any(
+            &server,
+            ResponseTemplate::new(299).set_body_json(example.clone()),
+            None,
+        )
+        .await;
         let (o, m) = (order_client(&server.uri()), member_client(&server.uri()));
 
         let error = match call_operation(&o, &m, id).await {
@@ -267,14 +269,7 @@ async fn code_500_is_retried_until_success() {
             .await;
     }
     reply_documented(&server, "allocateShellNums").await;
-    reply(
-        &server,
-        "lendAssets",
-        &[MG],
-        200,
-        reply_example("lendAssets"),
-    )
-    .await;
+    reply_ok(&server, "lendAssets", &[MG]).await;
     let o = order_client_with(&server.uri(), fast_retry(4));
     let m = member_client_with(&server.uri(), fast_retry(4));
 

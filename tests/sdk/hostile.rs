@@ -17,7 +17,7 @@ use licensing_sdk::{
 };
 use licensing_test_support::raw::RawServer;
 use serde_json::json;
-use wiremock::{Mock, MockServer, ResponseTemplate, matchers::any};
+use wiremock::{MockServer, ResponseTemplate};
 
 use crate::{common::*, pki::Pki};
 
@@ -245,10 +245,12 @@ async fn server_text_is_bounded_and_inert_in_errors() {
 
 async fn api_error(status: u16, body: serde_json::Value) -> Error {
     let server = MockServer::start().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(status).set_body_json(body))
-        .mount(&server)
-        .await;
+    answer_any(
+        &server,
+        ResponseTemplate::new(status).set_body_json(body),
+        None,
+    )
+    .await;
     call_operation(
         &order_client(&server.uri()),
         &member_client(&server.uri()),
@@ -290,11 +292,12 @@ async fn the_business_code_survives_an_undecodable_rest() {
     }
     // A code 500 kept this way is still retried as the documents ask.
     let server = MockServer::start().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(299).set_body_json(json!({"code": "500", "data": 1})))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
+    answer_any(
+        &server,
+        ResponseTemplate::new(299).set_body_json(json!({"code": "500", "data": 1})),
+        Some(1),
+    )
+    .await;
     reply_documented(&server, "allocateShellNums").await;
     let o = order_client_with(&server.uri(), fast_retry(3));
     call_operation(&o, &member_client(&server.uri()), "allocateShellNums")
@@ -318,11 +321,7 @@ fn rate_limited(seconds: &str) -> ResponseTemplate {
 async fn a_429_is_retried_after_the_servers_wait_on_every_operation() {
     assert!(!op("allocateShellNums").idempotent);
     let server = MockServer::start().await;
-    Mock::given(any())
-        .respond_with(rate_limited("1"))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
+    answer_any(&server, rate_limited("1"), Some(1)).await;
     reply_documented(&server, "allocateShellNums").await;
     // The backoff alone would wait at most 10 ms.
     let o = order_client_with(&server.uri(), fast_retry(3));
@@ -337,19 +336,8 @@ async fn a_429_is_retried_after_the_servers_wait_on_every_operation() {
 
     // Without the header, the backoff.
     let server = MockServer::start().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(429))
-        .up_to_n_times(2)
-        .mount(&server)
-        .await;
-    reply(
-        &server,
-        "lendAssets",
-        &["MG-2"],
-        200,
-        reply_example("lendAssets"),
-    )
-    .await;
+    answer_any(&server, ResponseTemplate::new(429), Some(2)).await;
+    reply_ok(&server, "lendAssets", &["MG-2"]).await;
     let m = member_client_with(&server.uri(), fast_retry(3));
     let started = Instant::now();
     call_operation(&order_client(&server.uri()), &m, "lendAssets")
@@ -368,11 +356,7 @@ async fn retry_after_as_an_http_date() {
         std::time::SystemTime::now() + Duration::from_secs(2),
     );
     let date = at.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
-    Mock::given(any())
-        .respond_with(rate_limited(&date))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
+    answer_any(&server, rate_limited(&date), Some(1)).await;
     reply_documented(&server, "queryEnterprise").await;
     let o = order_client_with(&server.uri(), fast_retry(3));
     let started = Instant::now();
@@ -401,11 +385,12 @@ async fn retry_after_as_an_http_date() {
 #[tokio::test]
 async fn a_503_with_retry_after_waits_as_told_on_idempotent_operations() {
     let server = MockServer::start().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(503).insert_header("retry-after", "1"))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
+    answer_any(
+        &server,
+        ResponseTemplate::new(503).insert_header("retry-after", "1"),
+        Some(1),
+    )
+    .await;
     reply_documented(&server, "queryEnterprise").await;
     let o = order_client_with(&server.uri(), fast_retry(3));
     let m = member_client(&server.uri());
@@ -416,10 +401,12 @@ async fn a_503_with_retry_after_waits_as_told_on_idempotent_operations() {
     assert!(started.elapsed() >= Duration::from_millis(950));
 
     let server = MockServer::start().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(503).insert_header("retry-after", "1"))
-        .mount(&server)
-        .await;
+    answer_any(
+        &server,
+        ResponseTemplate::new(503).insert_header("retry-after", "1"),
+        None,
+    )
+    .await;
     let o = order_client_with(&server.uri(), fast_retry(3));
     let result = call_operation(&o, &m, "allocateShellNums").await;
     assert!(
@@ -441,11 +428,7 @@ async fn a_retry_after_is_bounded_by_the_deadline() {
             .unwrap()
     };
     let server = MockServer::start().await;
-    Mock::given(any())
-        .respond_with(rate_limited("1"))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
+    answer_any(&server, rate_limited("1"), Some(1)).await;
     reply_documented(&server, "queryEnterprise").await;
     let started = Instant::now();
     call_operation(
@@ -458,10 +441,7 @@ async fn a_retry_after_is_bounded_by_the_deadline() {
     assert!(started.elapsed() >= Duration::from_millis(950));
 
     let server = MockServer::start().await;
-    Mock::given(any())
-        .respond_with(rate_limited("30"))
-        .mount(&server)
-        .await;
+    answer_any(&server, rate_limited("30"), None).await;
     let started = Instant::now();
     let result = call_operation(
         &within(&server),

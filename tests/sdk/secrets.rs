@@ -100,12 +100,7 @@ async fn transport_errors_do_not_show_tokens() {
 /// A token that cannot be a header value is refused before sending, without echoing it.
 #[tokio::test]
 async fn credentials_errors_do_not_show_tokens() {
-    let server = MockServer::start().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200))
-        .expect(0)
-        .mount(&server)
-        .await;
+    let server = unreachable().await;
     let bad_app = "app-SECRET-4f8a91\r\nX-Injected: 1";
     let order = order::Client::builder(&server.uri())
         .application_token(bad_app)
@@ -133,12 +128,7 @@ async fn credentials_errors_do_not_show_tokens() {
 /// A provider's failure is reported as the provider put it, and not retried.
 #[tokio::test]
 async fn a_failing_provider_is_a_credentials_error() {
-    let server = MockServer::start().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200))
-        .expect(0)
-        .mount(&server)
-        .await;
+    let server = unreachable().await;
     let failing = || -> TokenFuture<'static> {
         Box::pin(async { Err(CredentialsError("token endpoint unavailable".into())) })
     };

@@ -19,7 +19,7 @@ use licensing_sdk::{
 };
 use secrecy::ExposeSecret as _;
 use serde_json::json;
-use wiremock::{Mock, MockServer, ResponseTemplate, matchers::header};
+use wiremock::{MockServer, ResponseTemplate, matchers::header};
 
 const EG: &str = "EG-7f3a";
 const HOUR: Duration = Duration::from_secs(3600);
@@ -48,11 +48,8 @@ async fn token(provider: &CachedToken) -> String {
 }
 
 fn member_client(uri: &str, user: CachedToken, retry: RetryPolicy) -> member::Client {
-    member::Client::builder(uri)
-        .client_token(CLIENT_TOKEN)
+    member_base(uri, retry)
         .user_token_provider(user)
-        .timeout(Duration::from_secs(5))
-        .retry(retry)
         .build()
         .expect("member client")
 }
@@ -520,12 +517,7 @@ const SECRET: &str = "user-SECRET-c41e9b";
 
 #[tokio::test]
 async fn a_fetch_error_is_a_credentials_error_without_the_token() {
-    let server = MockServer::start().await;
-    Mock::given(wiremock::matchers::any())
-        .respond_with(ResponseTemplate::new(200))
-        .expect(0)
-        .mount(&server)
-        .await;
+    let server = unreachable().await;
     // The first fetch gives a token that expires at once; the next one fails.
     let fetches = Arc::new(AtomicUsize::new(0));
     let counter = fetches.clone();

@@ -113,14 +113,7 @@ async fn edit_member() {
 #[tokio::test]
 async fn reset_member_password() {
     let server = MockServer::start().await;
-    reply(
-        &server,
-        "resetMemberPassword",
-        &["EG-7f3a", "MG-2"],
-        200,
-        reply_example("resetMemberPassword"),
-    )
-    .await;
+    reply_ok(&server, "resetMemberPassword", &["EG-7f3a", "MG-2"]).await;
 
     let () = member_client(&server.uri())
         .reset_member_password()
@@ -140,14 +133,7 @@ async fn reset_member_password() {
 #[tokio::test]
 async fn delete_member() {
     let server = MockServer::start().await;
-    reply(
-        &server,
-        "deleteMember",
-        &["EG-7f3a", "MG-2"],
-        200,
-        reply_example("deleteMember"),
-    )
-    .await;
+    reply_ok(&server, "deleteMember", &["EG-7f3a", "MG-2"]).await;
 
     let () = member_client(&server.uri())
         .delete_member()
@@ -313,14 +299,7 @@ async fn list_lent_locks() {
 #[tokio::test]
 async fn configure_member_assets() {
     let server = MockServer::start().await;
-    reply(
-        &server,
-        "configureMemberAssets",
-        &["MG-2"],
-        200,
-        reply_example("configureMemberAssets"),
-    )
-    .await;
+    reply_ok(&server, "configureMemberAssets", &["MG-2"]).await;
 
     let () = member_client(&server.uri())
         .configure_member_assets()
@@ -347,14 +326,7 @@ async fn configure_member_assets() {
 #[tokio::test]
 async fn lend_assets() {
     let server = MockServer::start().await;
-    reply(
-        &server,
-        "lendAssets",
-        &["MG-2"],
-        200,
-        reply_example("lendAssets"),
-    )
-    .await;
+    reply_ok(&server, "lendAssets", &["MG-2"]).await;
 
     let () = member_client(&server.uri())
         .lend_assets()
@@ -381,14 +353,7 @@ async fn lend_assets() {
 #[tokio::test]
 async fn nonces_are_unique_across_calls() {
     let server = MockServer::start().await;
-    reply(
-        &server,
-        "listLentLocks",
-        &["EG-7f3a"],
-        200,
-        reply_example("listLentLocks"),
-    )
-    .await;
+    reply_ok(&server, "listLentLocks", &["EG-7f3a"]).await;
     let client = member_client(&server.uri());
     for _ in 0..25 {
         client
