@@ -13,6 +13,22 @@ use serde_json::{Value, json};
 
 use crate::{Sim, stderr};
 
+/// `orders submit` of `text`, written to `name`, for channel CH01 with the app key `K`:
+/// its results, once it has exited with 1 (lines left invalid).
+fn submitted_with_invalid(sim: &Sim, name: &str, text: String) -> Vec<Value> {
+    let file = sim.path(name);
+    std::fs::write(&file, text).unwrap();
+    let output = sim
+        .cmd()
+        .args(["orders", "submit"])
+        .arg(&file)
+        .args(["--channel-code", "CH01", "--app-key", "K"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    results(&sim.path(&format!("{name}.results.jsonl")))
+}
+
 /// `n` newly allocated asset numbers.
 pub fn numbers(sim: &Sim, n: usize) -> Vec<String> {
     let client = order::Client::builder(&sim.sim.url())
@@ -234,17 +250,7 @@ fn csv_files_and_invalid_lines() {
     // So is a record with a cell more than the header has.
     let extra = format!("{},\"x\"\n", writer.lines().nth(1).unwrap());
     writer.push_str(&extra);
-    let file = sim.path("orders.csv");
-    std::fs::write(&file, writer).unwrap();
-    let output = sim
-        .cmd()
-        .args(["orders", "submit"])
-        .arg(&file)
-        .args(["--channel-code", "CH01", "--app-key", "K"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    let records = results(&sim.path("orders.csv.results.jsonl"));
+    let records = submitted_with_invalid(&sim, "orders.csv", writer);
     let outcomes: Vec<(u64, &str)> = records
         .iter()
         .map(|r| (r["line"].as_u64().unwrap(), r["outcome"].as_str().unwrap()))
@@ -284,17 +290,7 @@ fn json_lines_that_are_not_orders_name_their_fault() {
         no_assets.to_string(),
     ]
     .join("\n");
-    let file = sim.path("orders.jsonl");
-    std::fs::write(&file, text).unwrap();
-    let output = sim
-        .cmd()
-        .args(["orders", "submit"])
-        .arg(&file)
-        .args(["--channel-code", "CH01", "--app-key", "K"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    let records = results(&sim.path("orders.jsonl.results.jsonl"));
+    let records = submitted_with_invalid(&sim, "orders.jsonl", text);
     let got: Vec<(u64, &str, &str, &str)> = records
         .iter()
         .map(|r| {

@@ -4,6 +4,19 @@ use crate::{ALLOCATE_ONE, Sim, assert_exit, dead_url, stderr, stdout};
 
 const TOKEN: &str = licensing_sim::DEFAULT_APP_TOKEN;
 
+/// `profile add default` with the order URL `url` and the token [`TOKEN`].
+fn add_default(sim: &Sim, url: &str) -> std::process::Output {
+    sim.run(&[
+        "profile",
+        "add",
+        "default",
+        "--order-url",
+        url,
+        "--app-token",
+        TOKEN,
+    ])
+}
+
 #[test]
 fn profiles_are_added_listed_and_shown_without_their_tokens() {
     let sim = Sim::start();
@@ -52,15 +65,7 @@ fn profiles_are_added_listed_and_shown_without_their_tokens() {
 fn flags_win_over_the_environment_which_wins_over_the_profile() {
     let sim = Sim::start();
     let url = sim.sim.url();
-    let add = sim.run(&[
-        "profile",
-        "add",
-        "default",
-        "--order-url",
-        &url,
-        "--app-token",
-        TOKEN,
-    ]);
+    let add = add_default(&sim, &url);
     assert!(add.status.success());
     let call = |cmd: &mut assert_cmd::Command| cmd.args(ALLOCATE_ONE).output().unwrap();
     // The profile alone (`default` is used when none is named).
@@ -103,15 +108,7 @@ fn flags_win_over_the_environment_which_wins_over_the_profile() {
 fn a_secrets_file_others_can_read_is_refused_by_name() {
     use std::os::unix::fs::PermissionsExt as _;
     let sim = Sim::start();
-    let add = sim.run(&[
-        "profile",
-        "add",
-        "default",
-        "--order-url",
-        &sim.sim.url(),
-        "--app-token",
-        TOKEN,
-    ]);
+    let add = add_default(&sim, &sim.sim.url());
     assert!(add.status.success());
     let secrets = sim.dir.path().join("credentials.toml");
     std::fs::set_permissions(&secrets, std::fs::Permissions::from_mode(0o644)).unwrap();

@@ -7,7 +7,7 @@
 
 use std::{
     collections::BTreeMap,
-    path::Path,
+    path::{Path, PathBuf},
     process::{Command, Output},
     time::{Duration, Instant},
 };
@@ -31,6 +31,25 @@ fn command(sim: &Sim, file: &Path, results: &Path, resume: bool, retry_unknown: 
     // One batch at a time, so that the first run's file is the same from run to run.
     cmd.args(["--batch-size", "2", "--concurrency", "1"]);
     cmd
+}
+
+/// A simulator, the input written to `o.jsonl` ([`input`]), and where its results go.
+fn started() -> (Sim, PathBuf, PathBuf, BTreeMap<u64, Option<String>>) {
+    let sim = Sim::start();
+    let file = sim.path("o.jsonl");
+    let results = sim.path("o.results.jsonl");
+    let lines = input(&sim, &file);
+    (sim, file, results, lines)
+}
+
+/// `fault` for the one batch whose channel order id is `channel_order_id`, once.
+fn batch_fault(sim: &Sim, channel_order_id: &str, what: Value) {
+    fault(
+        sim,
+        json!({"operation": "batchOrder", "times": 1,
+               "bodyField": {"pointer": "/channelOrderId", "equals": channel_order_id},
+               "fault": what}),
+    );
 }
 
 /// The input: line → the asset number of its order (none for the line that is not one).
@@ -118,16 +137,8 @@ fn sound(sim: &Sim, lines: &BTreeMap<u64, Option<String>>, results: Option<&Path
 
 #[test]
 fn a_results_file_cut_anywhere_sends_no_order_twice() {
-    let sim = Sim::start();
-    let file = sim.path("o.jsonl");
-    let results = sim.path("o.results.jsonl");
-    let lines = input(&sim, &file);
-    fault(
-        &sim,
-        json!({"operation": "batchOrder", "times": 1,
-               "bodyField": {"pointer": "/channelOrderId", "equals": "t-1-2"},
-               "fault": {"kind": "dropConnection"}}),
-    );
+    let (sim, file, results, lines) = started();
+    batch_fault(&sim, "t-1-2", json!({"kind": "dropConnection"}));
     let first = submit(&sim, &file, &results, false, false);
     assert_eq!(first.status.code(), Some(3), "{}", stderr(&first));
     let expected: BTreeMap<u64, String> = [
@@ -229,10 +240,7 @@ fn a_results_file_cut_anywhere_sends_no_order_twice() {
 
 #[test]
 fn a_damaged_record_is_refused_and_the_way_out_it_names_settles_the_file() {
-    let sim = Sim::start();
-    let file = sim.path("o.jsonl");
-    let results = sim.path("o.results.jsonl");
-    let lines = input(&sim, &file);
+    let (sim, file, results, lines) = started();
     let first = submit(&sim, &file, &results, false, false);
     assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
     let whole = std::fs::read_to_string(&results).unwrap();
@@ -304,19 +312,11 @@ fn at_most_once(sim: &Sim, lines: &BTreeMap<u64, Option<String>>, results: &Path
 
 #[test]
 fn a_killed_runs_file_cut_inside_any_record_sends_no_order_twice() {
-    let sim = Sim::start();
-    let file = sim.path("o.jsonl");
-    let results = sim.path("o.results.jsonl");
-    let lines = input(&sim, &file);
+    let (sim, file, results, lines) = started();
     // Lines 5 and 7 are held, never applied, until the run is killed; line 4 goes again
     // in a batch of its own after line 3's refusal, so the file records it `not_sent`
     // before `sending` and `ok`; lines 8 and 9 are never sent.
-    fault(
-        &sim,
-        json!({"operation": "batchOrder", "times": 1,
-               "bodyField": {"pointer": "/channelOrderId", "equals": "t-5-7"},
-               "fault": {"kind": "delay", "ms": 600_000}}),
-    );
+    batch_fault(&sim, "t-5-7", json!({"kind": "delay", "ms": 600_000}));
     let mut child = command(&sim, &file, &results, false, false)
         .spawn()
         .unwrap();
