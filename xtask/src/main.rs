@@ -39,7 +39,11 @@
 //!   mutation of `spec-diff/corpus/mutations/` applied to the specs, with consumers of the
 //!   old version built against the code generated from the new one; an alias of
 //!   `cargo run -p licensing-spec-diff --example corpus`.
+//! * `api-surface JSON OUT`: a crate's public API, one item a line, from its rustdoc
+//!   JSON; `.ci/semver.sh` compares it with `.ci/api/` before it runs cargo-semver-checks
+//!   (see `api.rs`).
 
+mod api;
 mod bench;
 mod clients;
 mod console;
@@ -174,6 +178,14 @@ enum Command {
         #[arg(long)]
         stale: bool,
     },
+    /// Write a crate's public API (one item a line, blanket impls left out) from its
+    /// rustdoc JSON to OUT, for `.ci/semver.sh`.
+    ApiSurface {
+        /// The crate's rustdoc JSON (`cargo doc` with `--output-format json`).
+        json: PathBuf,
+        /// Where to write the listing.
+        out: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -235,6 +247,7 @@ fn main() -> ExitCode {
         Command::PartnerBuild => partner_build::run(&root).map(|()| true),
         Command::SpecDiff { .. } => unreachable!("handled above"),
         Command::SpecDiffCorpus { only, stale } => corpus(&root, only.as_deref(), stale),
+        Command::ApiSurface { json, out } => api::surface(&json, &out).map(|()| true),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,
