@@ -4,33 +4,40 @@
 # changed .ci/api-baseline (see that file). licensing-codegen is left out: licensing-sdk
 # requires it with `=` and nothing else uses it, so its API has no semver promise to keep.
 #
+# cargo-semver-checks is the slowest tool CI builds (minutes on 2 cores), so the check
+# runs only when what it checks has changed: `.ci/api/` keeps the public API of both crates
+# as cargo-semver-checks last passed it (one item a line, by `cargo xtask api-surface`),
+# with the baseline and the tool's version it passed against (`.ci/api/checked`). When the
+# current listings, the baseline and the pinned version all match that record, the verdict
+# cannot differ and the tool is not built. Otherwise it is built and run; on a pass,
+# `bash .ci/semver.sh --record` writes the new record (a reviewed change: the listings'
+# diff is the API's); without `--record` a pass with a stale record warns, naming that
+# command.
+#
 # cargo-semver-checks reads rustdoc's JSON output (unstable, enabled on the stable toolchain
 # with RUSTC_BOOTSTRAP=1, as cargo-semver-checks does itself). Both sides are documented
 # here with the workspace's features unified as clippy and the docs unify them (`--workspace
 # --all-features`), in their target directory ($SEMVER_TARGET_DIR, default
 # `$CARGO_TARGET_DIR-check`, or `target/check`): what CI's clippy and docs checked is not
-# checked again, and the baseline's sources (exported from git) share it too. cargo
-# semver-checks itself is installed once per machine by .ci/tools.sh, or here when missing.
+# checked again, and the baseline's sources (exported from git) share it too. The listing
+# job runs in the main target directory (`cargo xtask`, as CI's other jobs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
 version=0.51.0
+record=no
+[[ ${1:-} == --record ]] && record=yes
 
 fail() {
     echo "semver.sh: $*" >&2
     exit 1
 }
 
-if [[ $(cargo semver-checks --version 2>/dev/null) != "cargo-semver-checks $version" ]]; then
-    echo "== installing cargo-semver-checks $version (once per machine) ==" >&2
-    install_started=$SECONDS
-    # Built for this check only: without link-time optimisation and at opt-level 1 it
-    # builds in about half the time and still checks two crates in seconds.
-    CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_OPT_LEVEL=1 \
-        CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_DEBUG=0 \
-        cargo install --quiet --locked "cargo-semver-checks@$version"
-    echo "installed in $((SECONDS - install_started)) s" >&2
-fi
+install_tool() {
+    local cache=${LICENSING_CI_CACHE:-$HOME/.cache/licensing-ci}
+    bash .ci/tools.sh
+    export PATH="$cache/bin:$PATH"
+}
 
 baseline=$(git log -1 --format=%H -- .ci/api-baseline)
 [[ -n $baseline ]] || fail "no commit changed .ci/api-baseline: is this a shallow clone?"
@@ -58,6 +65,37 @@ document() {
     cp "$target/doc/licensing_sdk.json" "$target/doc/licensing_sim.json" "$out/"
 }
 document . "$work/current"
+
+# The listings, by the main target directory's xtask (outside the lane's RUSTC_BOOTSTRAP).
+# In CI's lane CARGO_TARGET_DIR is the check directory, `<main>-check`.
+main_target=${SEMVER_MAIN_TARGET_DIR:-}
+if [[ -z $main_target && ${CARGO_TARGET_DIR:-} == *-check ]]; then
+    main_target=${CARGO_TARGET_DIR%-check}
+fi
+main_target=${main_target:-$PWD/target}
+for crate in licensing_sdk licensing_sim; do
+    env -u RUSTC_BOOTSTRAP CARGO_TARGET_DIR="$main_target" cargo xtask api-surface \
+        "$work/current/$crate.json" "$work/current/$crate.txt"
+done
+record_says() { printf 'baseline = %s\ncargo-semver-checks = %s\n' "$baseline" "$version"; }
+unchanged=yes
+for crate in licensing_sdk licensing_sim; do
+    cmp -s "$work/current/$crate.txt" ".ci/api/$crate.txt" || unchanged=no
+done
+if [[ $unchanged == yes && $(grep -v '^#' .ci/api/checked 2>/dev/null) == "$(record_says)" ]]; then
+    echo "semver.sh: the public API of licensing-sdk and licensing-sim is the one cargo-semver-checks $version passed against $(git log -1 --format=%h "$baseline") (.ci/api/), so the check is not run again; in $((SECONDS - started)) s" >&2
+    exit 0
+fi
+if [[ $unchanged == no ]]; then
+    echo "== the public API changed since .ci/api/ was recorded: ==" >&2
+    for crate in licensing_sdk licensing_sim; do
+        recorded=.ci/api/$crate.txt
+        [[ -f $recorded ]] || recorded=/dev/null
+        diff -u "$recorded" "$work/current/$crate.txt" --label "recorded $crate" \
+            --label "current $crate" | head -n 200 | sed -e 's/^/  /' >&2 || true
+    done
+fi
+install_tool
 document "$work/baseline-src" "$work/baseline"
 
 # The release type follows the versions: 0.1.x after 0.1.0 is a minor release, where a
@@ -84,4 +122,18 @@ for package in sdk sim; do
 done
 ((status == 0)) ||
     fail "a breaking change against the last released API (above): bump the version in Cargo.toml and say it in CHANGELOG.md"
+if [[ $record == yes ]]; then
+    mkdir -p .ci/api
+    cp "$work/current/licensing_sdk.txt" "$work/current/licensing_sim.txt" .ci/api/
+    {
+        echo "# Written by \`bash .ci/semver.sh --record\` after cargo-semver-checks passed the API in"
+        echo "# licensing_sdk.txt and licensing_sim.txt against this baseline (see .ci/semver.sh)."
+        record_says
+    } >.ci/api/checked
+    echo "semver.sh: recorded in .ci/api/ (commit it with the change)" >&2
+else
+    # Not a failure: the API is sound. But until the record is committed every run builds
+    # and runs the tool again, which the step's time shows.
+    echo "semver.sh: WARNING: .ci/api/ does not record this API (above) or names another baseline or version; \`bash .ci/semver.sh --record\` and a commit of .ci/api/ spare the next run this check" >&2
+fi
 echo "semver.sh: no breaking change since the last release, in $((SECONDS - started)) s" >&2

@@ -2,7 +2,8 @@
 # The tools CI builds from crates.io, built once per machine into $LICENSING_CI_CACHE/bin
 # (default ~/.cache/licensing-ci/bin, outside the clone, so that a later clone on the same
 # machine finds them): cargo-semver-checks (.ci/semver.sh). A tool of another version than
-# the one pinned is built again.
+# the one pinned is built again. .ci/semver.sh calls it only when the API it checks has
+# changed since cargo-semver-checks last passed it (.ci/api/).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
