@@ -49,7 +49,7 @@ impl Report<'_> {
                     let Some(text) = seconds(runs) else { continue };
                     baseline.push(format!("{base} {text}"));
                     if let Some((median, lo, hi, _)) = paired(ours, runs) {
-                        ratio.push(format!("{median:.2}× {base} ({lo:.2}–{hi:.2})"));
+                        ratio.push(format!("{median:.3}× {base} ({lo:.3}–{hi:.3})"));
                     }
                 }
                 self.row(
@@ -119,7 +119,7 @@ mod tests {
         // Rounds' ratios 0.2, 0.05, 0.3 against WireMock; 0.05, 0.025, 0.15 against Prism.
         assert_eq!(
             python_first[3],
-            "0.20× WireMock jar (0.05–0.30); 0.05× Prism (0.03–0.15)"
+            "0.200× WireMock jar (0.050–0.300); 0.050× Prism (0.025–0.150)"
         );
         // Prism's one time stands for the seeded phase too.
         assert!(

@@ -11,7 +11,9 @@ use std::process::Command;
 
 use anyhow::{Result, bail};
 
-use super::{Release, clean_command, copy_tree, file_size, mib, path_without_rust, timed};
+use super::{
+    Release, clean_command, copy_tree, file_size, mib, path_without_rust, pip_install, timed,
+};
 use crate::toolchain::{self, done, run, step};
 use crate::{PYTHON, SPECS, TYPESCRIPT};
 
@@ -167,15 +169,8 @@ pub fn check(
     run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
     let bin = venv.join("bin");
     let path = path_without_rust(&bin)?;
-    let pip_install = timed(
-        clean_command(bin.join("python"), &path)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
+    let pip_seconds = timed(
+        pip_install(&bin.join("python"), &path)
             .args(["--no-index", "--find-links"])
             .arg(&clients.wheelhouse)
             .arg(&clients.python[0])
@@ -220,7 +215,7 @@ pub fn check(
         .current_dir(&project))?;
     done(t);
     Ok(vec![format!(
-        "licensing-client: the wheel installed in {pip_install:.1} s (with its dependencies \
+        "licensing-client: the wheel installed in {pip_seconds:.1} s (with its dependencies \
              from the wheelhouse and licensing-sandbox), the npm package in {npm_install:.1} s \
              (with licensing-sandbox); the Python scenario and the node:test example passed"
     )])

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::{Release, clean_command, path_without_rust};
+use super::{Release, clean_command, path_without_rust, pip_install};
 use crate::toolchain::{self, done, run, step};
 
 /// Seconds a server line may take to stop after SIGTERM.
@@ -145,14 +145,7 @@ pub fn check(root: &Path, release: &Release, target: &Path) -> Result<Vec<String
     let requirements = root
         .join(super::python::SOURCES)
         .join("example/requirements.txt");
-    run(clean_command(dir.join("venv/bin/python"), &python_path)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
+    run(pip_install(&dir.join("venv/bin/python"), &python_path)
         .args(["--require-hashes", "--no-deps", "-r"])
         .arg(requirements))?;
     let mut ran = 0;

@@ -265,6 +265,20 @@ pub(crate) fn clean_command(program: impl AsRef<std::ffi::OsStr>, path: &OsStrin
     command
 }
 
+/// `python -m pip install --quiet` of the venv interpreter `python`, in a clean environment
+/// on `path` ([`clean_command`]); the caller adds what to install.
+pub(crate) fn pip_install(python: &Path, path: &OsString) -> Command {
+    let mut command = clean_command(python, path);
+    command.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ]);
+    command
+}
+
 /// Runs a command and returns how long it took, failing as [`run`] does.
 pub(crate) fn timed(command: &mut Command) -> Result<f64> {
     let started = Instant::now();

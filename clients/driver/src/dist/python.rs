@@ -8,7 +8,9 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use super::{Release, clean_command, copy_tree, file_size, mib, path_without_rust, timed};
+use super::{
+    Release, clean_command, copy_tree, file_size, mib, path_without_rust, pip_install, timed,
+};
 use crate::toolchain::{self, done, run, step};
 
 /// The wheel's sources, relative to the repository root.
@@ -101,17 +103,10 @@ pub fn check(
     run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
     let bin = venv.join("bin");
     let path = path_without_rust(&bin)?;
+    let python = bin.join("python");
     let pip = |args: &[&str]| {
-        let mut command = clean_command(bin.join("python"), &path);
-        command
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .args(args);
+        let mut command = pip_install(&python, &path);
+        command.args(args);
         command
     };
     let example = dir.join("example");

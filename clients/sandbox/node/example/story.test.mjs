@@ -10,9 +10,10 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { after, before, beforeEach, test } from "node:test";
 
-import { SandboxError, startSandbox } from "licensing-sandbox";
+import { Sandbox, SandboxError, startSandbox } from "licensing-sandbox";
 
 const ORDER = "/order/api/order/v1";
 const MEMBER = "/me/api/v1";
@@ -221,4 +222,44 @@ test("an admin refusal names its status and field", async () => {
   });
   const page = await sandbox.journal({ operation: "batchOrder", limit: 1 });
   assert.ok(Array.isArray(page.entries) && page.entries.length <= 1);
+});
+
+/** A server answering every connection with `head`, then (`endless`) chunks without end. */
+async function hostile(head, endless) {
+  const server = createServer((socket) => {
+    socket.on("error", () => {});
+    socket.once("data", () => {
+      socket.write(head);
+      const more = () => {
+        while (endless && !socket.destroyed && socket.write(`1000\r\n${"x".repeat(4096)}\r\n`));
+      };
+      socket.on("drain", more);
+      more();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return server;
+}
+
+test("an admin reply past its bound is refused however it is framed", async () => {
+  const cases = [
+    ["HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 99999999\r\n\r\n{", false],
+    ["HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n", true],
+  ];
+  for (const [head, endless] of cases) {
+    const server = await hostile(head, endless);
+    try {
+      // The admin API of a simulator that is not one: only its address is used.
+      const url = `http://127.0.0.1:${server.address().port}`;
+      const tokens = { appToken: "a", clientToken: "c", userToken: "u", adminToken: null };
+      const fake = new Sandbox({ pid: 0 }, url, tokens, { maxReplyBytes: 64 * 1024 });
+      await assert.rejects(fake.clock(), (error) => {
+        assert.ok(error instanceof SandboxError, String(error));
+        assert.match(error.message, /an admin reply (of|over)/);
+        return true;
+      });
+    } finally {
+      server.close();
+    }
+  }
 });

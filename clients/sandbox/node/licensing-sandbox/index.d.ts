@@ -27,6 +27,8 @@ export interface SandboxOptions {
   stateFile?: string;
   /** Milliseconds to wait for the simulator to answer (default 30 s). */
   timeoutMs?: number;
+  /** Bytes of an admin reply read at most (default `MAX_REPLY_BYTES`, 256 MiB). */
+  maxReplyBytes?: number;
   /** Default `127.0.0.1:0`: a port the system picks. */
   addr?: string;
   appToken?: string;

@@ -85,7 +85,7 @@ process.on("exit", () => {
  * @param {import("./index.js").SandboxOptions} [options]
  */
 export async function startSandbox(options = {}) {
-  const { seed, stateFile, timeoutMs = START_TIMEOUT_MS, ...rest } = options;
+  const { seed, stateFile, timeoutMs = START_TIMEOUT_MS, maxReplyBytes = MAX_REPLY_BYTES, ...rest } = options;
   const tokens = {
     appToken: rest.appToken ?? DEFAULT_APP_TOKEN,
     clientToken: rest.clientToken ?? DEFAULT_CLIENT_TOKEN,
@@ -122,7 +122,7 @@ export async function startSandbox(options = {}) {
   });
   try {
     const url = await listening(child, timeoutMs, () => log);
-    const sandbox = new Sandbox(child, url, tokens);
+    const sandbox = new Sandbox(child, url, tokens, { maxReplyBytes });
     await sandbox.waitUntilAnswering(Date.now() + timeoutMs);
     await sandbox.checkpoint();
     return sandbox;
@@ -176,12 +176,13 @@ class Sandbox {
   #admin;
   #checkpoint = null;
 
-  constructor(child, url, tokens) {
+  constructor(child, url, tokens, { maxReplyBytes = MAX_REPLY_BYTES } = {}) {
     this.#child = child;
     this.url = url;
     this.pid = child.pid;
     this.tokens = { app: tokens.appToken, client: tokens.clientToken, user: tokens.userToken, admin: tokens.adminToken ?? null };
-    this.#admin = sandboxClient(url, this.tokens.admin ?? undefined, { fetch: boundedFetch });
+    const fetch = (request) => boundedFetch(request, maxReplyBytes);
+    this.#admin = sandboxClient(url, this.tokens.admin ?? undefined, { fetch });
   }
 
   toJSON() {
@@ -313,20 +314,20 @@ class Sandbox {
   }
 }
 
-/** `fetch` with a timeout, whose reply's body is read whole here and refused past
- * MAX_REPLY_BYTES, however it is framed (a Content-Length that lies, chunks without end). */
-async function boundedFetch(request) {
+/** `fetch` with a timeout, whose reply's body is read whole here and refused past `limit`
+ * bytes, however it is framed (a Content-Length that lies, chunks without end). */
+async function boundedFetch(request, limit) {
   const reply = await fetch(request, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
   const length = Number(reply.headers.get("content-length") ?? 0);
-  if (length > MAX_REPLY_BYTES) {
+  if (length > limit) {
     await reply.body?.cancel();
-    throw new SandboxError(`an admin reply of ${length} bytes, more than ${MAX_REPLY_BYTES}`);
+    throw new SandboxError(`an admin reply of ${length} bytes, more than ${limit}`);
   }
   const chunks = [];
   let seen = 0;
   for await (const chunk of reply.body ?? []) {
     seen += chunk.byteLength;
-    if (seen > MAX_REPLY_BYTES) throw new SandboxError(`an admin reply over ${MAX_REPLY_BYTES} bytes`);
+    if (seen > limit) throw new SandboxError(`an admin reply over ${limit} bytes`);
     chunks.push(chunk);
   }
   const body = reply.status === 204 || reply.status === 304 ? null : Buffer.concat(chunks);
