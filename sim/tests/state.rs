@@ -48,17 +48,9 @@ async fn written_times_follow_a_set_and_advanced_clock() {
     assert_eq!(admin.create_time, T0, "createEnterprise's employees too");
 
     clock.advance(DAY);
-    env.member
-        .edit_member()
-        .enterprise_global_id(&ent.global_id)
-        .member_global_id(&alice)
-        .body(
-            mt::EditMemberRequest::builder()
-                .user_name("alice")
-                .name("Alice Liddell"),
-        )
-        .await
-        .expect("editMember");
+    let edit = mt::EditMemberRequest::builder().user_name("alice");
+    env.edit_member(&ent, &alice, edit.name("Alice Liddell"))
+        .await;
     let item = listed(&env, &ent.global_id, &alice).await;
     assert_eq!((item.create_time, item.update_time), (T0, T0 + DAY));
 
@@ -103,9 +95,7 @@ async fn populated(env: &Env, name: &str) -> Enterprise {
     ))
     .await;
     env.buy_lent_lock(&ent, &nums[1]).await;
-    let bought = env
-        .buy(&ent, "normal_recover_usbkey", &nums[2..3], "base", 1)
-        .await;
+    let bought = env.buy_base(&ent, &nums[2..3]).await;
     env.revoke(&ent, &nums[2], &bought).await;
     let mut cloud = new_buy(
         &ent,
@@ -424,6 +414,13 @@ async fn reset_enterprise_removes_one_enterprise_and_nothing_else() {
 }
 
 /// A fresh directory for state files.
+/// A directory of its own (named for `name`), and the path of a state file in it.
+fn state_file(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = temp_dir(name);
+    let path = dir.path().join("state.json");
+    (dir, path)
+}
+
 fn temp_dir(name: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix(&format!("licensing-sim-{name}-"))
@@ -438,8 +435,7 @@ async fn on_file(path: &std::path::Path) -> Env {
 
 #[tokio::test]
 async fn a_state_file_keeps_every_change_across_restarts() {
-    let dir = temp_dir("restart");
-    let path = dir.path().join("state.json");
+    let (dir, path) = state_file("restart");
     let env = on_file(&path).await;
     env.sim.clock().freeze();
     env.sim.clock().set(T0);
@@ -503,8 +499,7 @@ async fn a_state_file_keeps_every_change_across_restarts() {
 
 #[tokio::test]
 async fn replay_runs_calls_with_the_limits_they_ran_with() {
-    let dir = temp_dir("limits");
-    let path = dir.path().join("state.json");
+    let (dir, path) = state_file("limits");
     let env =
         support::start_with(Simulator::builder().state_file(&path).trial_member_limit(2)).await;
     let ent = env.enterprise("Acme").await;
@@ -533,8 +528,7 @@ async fn replay_runs_calls_with_the_limits_they_ran_with() {
 
 #[tokio::test]
 async fn a_compacted_log_loses_nothing() {
-    let dir = temp_dir("compact");
-    let path = dir.path().join("state.json");
+    let (dir, path) = state_file("compact");
     // Compact whenever the log outgrows the snapshot.
     let builder = || Simulator::builder().state_file(&path).state_log_limit(0);
     let env = support::start_with(builder()).await;
@@ -562,8 +556,7 @@ async fn a_compacted_log_loses_nothing() {
 /// and the seed is not applied again to a state that holds it.
 #[tokio::test]
 async fn seeds_and_admin_changes_survive_a_restart() {
-    let dir = temp_dir("seeded");
-    let path = dir.path().join("state.json");
+    let (dir, path) = state_file("seeded");
     let demo = || licensing_sim::admin::builtin_seed("demo").unwrap();
     let env = support::start_with(Simulator::builder().state_file(&path).seed(demo())).await;
     let admin = env.sim.admin();

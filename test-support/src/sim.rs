@@ -42,6 +42,13 @@ pub async fn with_enterprise(name: &str) -> (Env, Enterprise) {
     (env, ent)
 }
 
+/// As [`with_enterprise`], with `n` asset numbers allocated.
+pub async fn with_numbers(name: &str, n: u32) -> (Env, Enterprise, Vec<String>) {
+    let (env, ent) = with_enterprise(name).await;
+    let nums = env.allocate(n).await;
+    (env, ent, nums)
+}
+
 pub async fn start_with(builder: SimulatorBuilder) -> Env {
     let sim = builder.start().await.expect("the simulator starts");
     let url = sim.url();
@@ -216,6 +223,28 @@ impl Env {
             .await
             .expect("batchOrder");
         result[0].license_order_id.clone()
+    }
+
+    /// Edits the employee `member` of `ent` as `body` says (`editMember`).
+    pub async fn edit_member(
+        &self,
+        ent: &Enterprise,
+        member: &str,
+        body: mt::builder::EditMemberRequest,
+    ) {
+        self.member
+            .edit_member()
+            .enterprise_global_id(&ent.global_id)
+            .member_global_id(member)
+            .body(body)
+            .await
+            .expect("editMember");
+    }
+
+    /// Buys refillable locks `nums` with the `base` product on one node each: the order id.
+    pub async fn buy_base(&self, ent: &Enterprise, nums: &[String]) -> String {
+        self.buy(ent, "normal_recover_usbkey", nums, "base", 1)
+            .await
     }
 
     /// Revokes the asset `num` (`delete_asset`), scoped to the order `bought` that sold it.

@@ -56,11 +56,8 @@ async fn product_uris(env: &Env, ent: &Enterprise, num: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn delete_asset_orders_need_only_identifying_fields() {
-    let (env, ent) = with_enterprise("Acme").await;
-    let nums = env.allocate(2).await;
-    let bought = env
-        .buy(&ent, "normal_recover_usbkey", &nums, "base", 1)
-        .await;
+    let (env, ent, nums) = with_numbers("Acme", 2).await;
+    let bought = env.buy_base(&ent, &nums).await;
 
     let raw = batch_raw(
         &env,
@@ -106,8 +103,7 @@ async fn delete_asset_orders_need_only_identifying_fields() {
 
 #[tokio::test]
 async fn delete_product_entries_carry_the_six_documented_fields() {
-    let (env, ent) = with_enterprise("Acme").await;
-    let nums = env.allocate(1).await;
+    let (env, ent, nums) = with_numbers("Acme", 1).await;
     let bought = env
         .order(new_buy(
             &ent,
@@ -142,8 +138,7 @@ async fn delete_product_entries_carry_the_six_documented_fields() {
 /// although its node count differs; with `true` the same entry matches nothing.
 #[tokio::test]
 async fn omitted_strict_match_is_false() {
-    let (env, ent) = with_enterprise("Acme").await;
-    let nums = env.allocate(1).await;
+    let (env, ent, nums) = with_numbers("Acme", 1).await;
     let mut full = product("base", 1);
     full.as_object_mut()
         .unwrap()
@@ -182,11 +177,8 @@ async fn omitted_strict_match_is_false() {
 
 #[tokio::test]
 async fn order_shapes_are_enforced_with_the_field_named() {
-    let (env, ent) = with_enterprise("Acme").await;
-    let nums = env.allocate(1).await;
-    let bought = env
-        .buy(&ent, "normal_recover_usbkey", &nums, "base", 1)
-        .await;
+    let (env, ent, nums) = with_numbers("Acme", 1).await;
+    let bought = env.buy_base(&ent, &nums).await;
 
     // A new_buy still needs every documented field.
     let mut no_admin = new_buy(
@@ -263,8 +255,7 @@ async fn order_shapes_are_enforced_with_the_field_named() {
 /// `null` for an optional field is the field left out, in both services.
 #[tokio::test]
 async fn null_optionals_are_absent() {
-    let (env, ent) = with_enterprise("Acme").await;
-    let nums = env.allocate(1).await;
+    let (env, ent, nums) = with_numbers("Acme", 1).await;
     let mut p = product("base", 1);
     for field in [
         "gmsPid",
@@ -413,8 +404,7 @@ async fn content_type_is_required_on_every_order_service_operation() {
 /// nests, and the batch changes nothing.
 #[tokio::test]
 async fn a_refused_product_is_named_by_its_place_however_deep() {
-    let (env, ent) = with_enterprise("Acme").await;
-    let nums = env.allocate(2).await;
+    let (env, ent, nums) = with_numbers("Acme", 2).await;
     let package = |num: &str, children: Value, products: Value| {
         json!({
             "crmProductId": format!("M-{num}"), "parentCrmProductId": "A-100",

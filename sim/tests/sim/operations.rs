@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use crate::support::{
     Enterprise, Env, batch, code_of, license_order, new_buy, new_member, product, start,
-    with_enterprise,
+    with_enterprise, with_numbers,
 };
 use futures_util::TryStreamExt as _;
 use licensing_sdk::{
@@ -227,8 +227,7 @@ async fn ten_thousand_concurrent_asset_numbers_are_unique_and_increasing() {
 
 #[tokio::test]
 async fn new_buy_creates_assets_products_and_nested_packages() {
-    let (env, ent) = with_enterprise("Acme").await;
-    let nums = env.allocate(2).await;
+    let (env, ent, nums) = with_numbers("Acme", 2).await;
     let package =
         |num: &str, name: &str, children: serde_json::Value, products: serde_json::Value| {
             json!({
@@ -298,8 +297,7 @@ async fn new_buy_creates_assets_products_and_nested_packages() {
 
 #[tokio::test]
 async fn async_batches_are_applied_before_the_reply() {
-    let (env, ent) = with_enterprise("Acme").await;
-    let nums = env.allocate(1).await;
+    let (env, ent, nums) = with_numbers("Acme", 1).await;
     let mut request = batch(vec![new_buy(
         &ent,
         "normal_recover_usbkey",
@@ -324,8 +322,7 @@ async fn async_batches_are_applied_before_the_reply() {
 #[tokio::test]
 async fn a_batch_too_large_for_the_worker_is_applied_or_refused_whole() {
     const OFFLOADED: usize = 256 * 1024;
-    let (env, ent) = with_enterprise("Acme").await;
-    let nums = env.allocate(600).await;
+    let (env, ent, nums) = with_numbers("Acme", 600).await;
     let orders = |nums: &[String]| -> Vec<serde_json::Value> {
         nums.iter()
             .enumerate()
@@ -373,11 +370,8 @@ async fn a_batch_too_large_for_the_worker_is_applied_or_refused_whole() {
 
 #[tokio::test]
 async fn virtual_assets_are_the_cloud_licenses_filtered_by_extend_code() {
-    let (env, ent) = with_enterprise("Acme").await;
-    let nums = env.allocate(3).await;
-    let first = env
-        .buy(&ent, "normal_recover_usbkey", &nums[..1], "base", 1)
-        .await;
+    let (env, ent, nums) = with_numbers("Acme", 3).await;
+    let first = env.buy_base(&ent, &nums[..1]).await;
     let mut flagged = new_buy(
         &ent,
         "cloud_customer",
@@ -429,11 +423,8 @@ async fn virtual_assets_are_the_cloud_licenses_filtered_by_extend_code() {
 
 #[tokio::test]
 async fn delete_asset_revokes_for_good() {
-    let (env, ent) = with_enterprise("Acme").await;
-    let nums = env.allocate(2).await;
-    let bought = env
-        .buy(&ent, "normal_recover_usbkey", &nums, "base", 1)
-        .await;
+    let (env, ent, nums) = with_numbers("Acme", 2).await;
+    let bought = env.buy_base(&ent, &nums).await;
     env.revoke(&ent, &nums[0], &bought).await;
 
     let assets = env.assets(&ent).await;
@@ -521,10 +512,8 @@ async fn delete_product_matches_by_mnemonic_or_strictly_within_the_source_order(
 
 #[tokio::test]
 async fn locks_change_only_for_refillable_and_big_customer_locks() {
-    let (env, ent) = with_enterprise("Acme").await;
-    let nums = env.allocate(4).await;
-    env.buy(&ent, "normal_recover_usbkey", &nums[..1], "base", 1)
-        .await;
+    let (env, ent, nums) = with_numbers("Acme", 4).await;
+    env.buy_base(&ent, &nums[..1]).await;
     env.buy(&ent, "normal_unrecover_usbkey", &nums[1..2], "base", 1)
         .await;
     // A big-customer lock: a lock bought with an asset restriction period.
@@ -654,23 +643,13 @@ async fn employees_add_edit_reset_delete() {
     let alice_id = record.global_id.clone();
     let bob_id = added.succeeded[1].global_id.clone();
 
-    env.member
-        .edit_member()
-        .enterprise_global_id(&ent.global_id)
-        .member_global_id(&alice_id)
-        .body(
-            mt::EditMemberRequest::builder()
-                .user_name("alice")
-                .name("Alice Liddell")
-                .department_id(11)
-                .remark(Some(
-                    "moved to research"
-                        .parse::<mt::EditMemberRequestRemark>()
-                        .unwrap(),
-                )),
-        )
-        .await
-        .unwrap();
+    let remark = "moved to research".parse::<mt::EditMemberRequestRemark>();
+    let edit = mt::EditMemberRequest::builder()
+        .user_name("alice")
+        .name("Alice Liddell")
+        .department_id(11)
+        .remark(Some(remark.unwrap()));
+    env.edit_member(&ent, &alice_id, edit).await;
     env.member
         .reset_member_password()
         .enterprise_global_id(&ent.global_id)
@@ -749,8 +728,7 @@ async fn member_pages_follow_page_helper_and_stream() {
 
 #[tokio::test]
 async fn assets_are_assigned_and_lent() {
-    let (env, ent) = with_enterprise("Acme").await;
-    let nums = env.allocate(3).await;
+    let (env, ent, nums) = with_numbers("Acme", 3).await;
     env.buy_lent_lock(&ent, &nums[0]).await;
     env.buy(&ent, "normal_recover_usbkey", &nums[1..], "cad", 5)
         .await;
