@@ -60,17 +60,27 @@ async fn call(url: &str) -> (Result<Vec<order::types::VirtualAsset>, Error>, usi
     (result, heap.peak())
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn peak_memory_is_bounded_by_the_reply_whatever_its_json() {
-    // 16 MiB of `1,`: 8 million values, 256 MiB and more as `serde_json::Value`s.
-    let body = Arc::new(reply(8 * 1024 * 1024));
+/// The call answered with a reply of `values` values (`what` happened to it, for the
+/// log): its result, the peak heap and the reply's length.
+async fn measured(
+    what: &str,
+    values: usize,
+) -> (Result<Vec<order::types::VirtualAsset>, Error>, usize, usize) {
+    let body = Arc::new(reply(values));
     let bytes = body.len();
     let url = RawServer::json(body).url;
     let (result, peak) = call(&url).await;
     eprintln!(
-        "refused: reply {bytes} bytes, peak heap {peak} bytes ({:.2}x)",
+        "{what}: reply {bytes} bytes, peak heap {peak} bytes ({:.2}x)",
         peak as f64 / bytes as f64
     );
+    (result, peak, bytes)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn peak_memory_is_bounded_by_the_reply_whatever_its_json() {
+    // 16 MiB of `1,`: 8 million values, 256 MiB and more as `serde_json::Value`s.
+    let (result, peak, bytes) = measured("refused", 8 * 1024 * 1024).await;
     assert!(
         peak <= 3 * bytes + ALLOWANCE,
         "peak heap {peak} bytes for a reply of {bytes} bytes ({:.2}x)",
@@ -87,14 +97,7 @@ async fn peak_memory_is_bounded_by_the_reply_whatever_its_json() {
     }
 
     // Within the bound, the values are all there, and cost what the bound allows.
-    let body = Arc::new(reply(MAX_OPAQUE_VALUES / 2));
-    let bytes = body.len();
-    let url = RawServer::json(body).url;
-    let (result, peak) = call(&url).await;
-    eprintln!(
-        "decoded: reply {bytes} bytes, peak heap {peak} bytes ({:.2}x)",
-        peak as f64 / bytes as f64
-    );
+    let (result, peak, bytes) = measured("decoded", MAX_OPAQUE_VALUES / 2).await;
     let assets = result.expect("within the bound");
     assert_eq!(
         assets[0].asset_limits.as_ref().map(Vec::len),

@@ -292,25 +292,10 @@ impl<'a> Walk<'a> {
     /// Records the enum a field's schema gives, if any, under its untagged path.
     fn enum_of(&mut self, path: &str, schema: &Schema) {
         let values: Vec<String> = match &schema.schema_kind {
-            SchemaKind::Type(Type::String(t)) => t.enumeration.iter().flatten().cloned().collect(),
-            SchemaKind::Type(Type::Integer(t)) => t
-                .enumeration
-                .iter()
-                .flatten()
-                .map(ToString::to_string)
-                .collect(),
-            SchemaKind::Type(Type::Number(t)) => t
-                .enumeration
-                .iter()
-                .flatten()
-                .map(ToString::to_string)
-                .collect(),
-            SchemaKind::Type(Type::Boolean(t)) => t
-                .enumeration
-                .iter()
-                .flatten()
-                .map(ToString::to_string)
-                .collect(),
+            SchemaKind::Type(Type::String(t)) => texts(&t.enumeration),
+            SchemaKind::Type(Type::Integer(t)) => texts(&t.enumeration),
+            SchemaKind::Type(Type::Number(t)) => texts(&t.enumeration),
+            SchemaKind::Type(Type::Boolean(t)) => texts(&t.enumeration),
             SchemaKind::Any(a) => a.enumeration.iter().map(crate::text).collect(),
             _ => Vec::new(),
         };
@@ -318,6 +303,11 @@ impl<'a> Walk<'a> {
             self.enums.entry(untagged(path)).or_default().extend(values);
         }
     }
+}
+
+/// The values of a typed schema's `enum`, as text.
+fn texts<T: ToString>(values: &[Option<T>]) -> Vec<String> {
+    values.iter().flatten().map(ToString::to_string).collect()
 }
 
 #[cfg(test)]

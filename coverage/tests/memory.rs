@@ -72,9 +72,7 @@ fn peak_reading(path: &Path, catalogue: &Catalogue) -> (usize, licensing_coverag
 
 #[test]
 fn a_large_recording_of_small_entries_costs_what_one_entry_costs() {
-    let _one = MEASURING.lock().unwrap();
-    let catalogue = Catalogue::documents().unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (_one, catalogue, dir) = measuring();
     let (small, large) = (dir.path().join("small.har"), dir.path().join("large.har"));
     let entry = har_entry(3, "CO-1");
     let few = write_har(&small, &entry, MIB);
@@ -99,6 +97,21 @@ fn a_large_recording_of_small_entries_costs_what_one_entry_costs() {
     assert!(large_peak < 2 * MIB, "peak {large_peak} bytes");
 }
 
+/// One measurement at a time (the heap is the process's), the documents' catalogue, and a
+/// directory for the recordings.
+fn measuring() -> (
+    std::sync::MutexGuard<'static, ()>,
+    Catalogue,
+    tempfile::TempDir,
+) {
+    let one = MEASURING.lock().unwrap();
+    (
+        one,
+        Catalogue::documents().unwrap(),
+        tempfile::tempdir().unwrap(),
+    )
+}
+
 /// Reading `path`, whose largest entry (`what`) is `bytes` long, finds its `exchanges` at a
 /// peak under twice the entry and 2 MiB.
 fn at_most_twice(what: &str, bytes: usize, path: &Path, catalogue: &Catalogue, exchanges: usize) {
@@ -114,9 +127,7 @@ fn at_most_twice(what: &str, bytes: usize, path: &Path, catalogue: &Catalogue, e
 
 #[test]
 fn one_large_entry_costs_about_twice_itself() {
-    let _one = MEASURING.lock().unwrap();
-    let catalogue = Catalogue::documents().unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (_one, catalogue, dir) = measuring();
     let path = dir.path().join("one.har");
     // About 10 MiB of batch in one entry, and one more entry after it.
     let big = har_entry(14_000, "CO-BIG").to_string();
@@ -145,9 +156,7 @@ fn one_large_entry_costs_about_twice_itself() {
 
 #[test]
 fn the_double_check_remembers_about_100_bytes_a_key() {
-    let _one = MEASURING.lock().unwrap();
-    let catalogue = Catalogue::documents().unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (_one, catalogue, dir) = measuring();
     let path = dir.path().join("locks.json");
     // 200 disables of 1,000 locks each, every lock another.
     let (entries, per) = (200, 1000);
