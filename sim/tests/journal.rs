@@ -315,13 +315,7 @@ async fn a_journal_read_after_a_500_order_batch_holds_its_channel_order_id() {
         size > 64 * 1024,
         "{size} bytes: over what the journal keeps"
     );
-    let applied = env
-        .order
-        .batch_order()
-        .app_key("app")
-        .body(batch)
-        .await
-        .unwrap();
+    let applied = env.batch_order(batch).await;
     assert_eq!(applied.len(), 500);
     let journal = env.sim.admin().list_journal().send().await.unwrap();
     let entry = journal

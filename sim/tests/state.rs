@@ -112,16 +112,7 @@ async fn populated(env: &Env, name: &str) -> Enterprise {
     env.delete_member(&ent, &bob).await.expect("deleteMember");
     env.assign(&alice, &nums[..1]).await;
     let asset_id = env.asset_id(&ent, &nums[0]).await;
-    env.member
-        .lend_assets()
-        .member_global_id(&alice)
-        .body(
-            mt::LendAssetsRequest::builder()
-                .borrowed_usb_key(&nums[1])
-                .asset_ids(vec![asset_id]),
-        )
-        .await
-        .expect("lendAssets");
+    env.lend(&alice, &nums[1], vec![asset_id]).await;
     ent
 }
 

@@ -214,15 +214,32 @@ impl Env {
 
     /// Sends a batch with one order; returns its license order id.
     pub async fn order(&self, order: Value) -> String {
-        let batch = batch(vec![order]);
-        let result = self
-            .order
+        let result = self.batch_order(batch(vec![order])).await;
+        result[0].license_order_id.clone()
+    }
+
+    /// Sends `batch` (with the app key `app`): its results.
+    pub async fn batch_order(&self, batch: ot::BatchOrderRequest) -> Vec<ot::BatchOrderResultItem> {
+        self.order
             .batch_order()
             .app_key("app")
             .body(batch)
             .await
-            .expect("batchOrder");
-        result[0].license_order_id.clone()
+            .expect("batchOrder")
+    }
+
+    /// `member` lends the rights of `asset_ids` into the lent lock `lent_lock` (`lendAssets`).
+    pub async fn lend(&self, member: &str, lent_lock: &str, asset_ids: Vec<String>) {
+        self.member
+            .lend_assets()
+            .member_global_id(member)
+            .body(
+                mt::LendAssetsRequest::builder()
+                    .borrowed_usb_key(lent_lock)
+                    .asset_ids(asset_ids),
+            )
+            .await
+            .expect("lendAssets");
     }
 
     /// Edits the employee `member` of `ent` as `body` says (`editMember`).

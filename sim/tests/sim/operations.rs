@@ -304,13 +304,7 @@ async fn async_batches_are_applied_before_the_reply() {
         json!([{ "assetNos": nums, "products": [product("base", 1)] }]),
     )]);
     request.sync_mode = licensing_sdk::SyncMode::Async;
-    let result = env
-        .order
-        .batch_order()
-        .app_key("app")
-        .body(request)
-        .await
-        .unwrap();
+    let result = env.batch_order(request).await;
     assert_eq!(result[0].sequence, 1);
     assert_eq!(result[0].customer_id, ent.customer_id);
     let assets = env.assets(&ent).await;
@@ -351,13 +345,7 @@ async fn a_batch_too_large_for_the_worker_is_applied_or_refused_whole() {
 
     let whole = batch(orders(&nums));
     assert!(serde_json::to_vec(&whole).unwrap().len() >= OFFLOADED);
-    let result = env
-        .order
-        .batch_order()
-        .app_key("app")
-        .body(whole)
-        .await
-        .unwrap();
+    let result = env.batch_order(whole).await;
     assert_eq!(result.len(), 600);
     assert!(
         result
@@ -574,16 +562,7 @@ async fn lend_one_asset(env: &Env, ent: &Enterprise, lock: &str) -> (String, Str
     let member = env.add_member(ent, "lender").await;
     env.assign(&member, &asset).await;
     let asset_id = env.asset_id(ent, &asset[0]).await;
-    env.member
-        .lend_assets()
-        .member_global_id(&member)
-        .body(
-            mt::LendAssetsRequest::builder()
-                .borrowed_usb_key(lock)
-                .asset_ids(vec![asset_id.clone()]),
-        )
-        .await
-        .unwrap();
+    env.lend(&member, lock, vec![asset_id.clone()]).await;
     (lock.to_string(), member, asset_id)
 }
 
@@ -759,16 +738,7 @@ async fn assets_are_assigned_and_lent() {
     assert_eq!(holder(&nums[2]), None);
 
     let asset_id = env.asset_id(&ent, &nums[1]).await;
-    env.member
-        .lend_assets()
-        .member_global_id(&alice)
-        .body(
-            mt::LendAssetsRequest::builder()
-                .borrowed_usb_key(nums[0].clone())
-                .asset_ids(vec![asset_id]),
-        )
-        .await
-        .unwrap();
+    env.lend(&alice, &nums[0], vec![asset_id]).await;
 
     let locks = env.lent_locks(&ent).await;
     assert_eq!(locks.len(), 1);
