@@ -6,7 +6,7 @@ use std::{
     net::{Ipv4Addr, SocketAddr},
     ops::RangeInclusive,
     path::PathBuf,
-    sync::{Arc, Mutex},
+    sync::Arc,
     time::Duration,
 };
 
@@ -19,12 +19,11 @@ use tokio::sync::oneshot;
 use crate::{
     Clock, DEFAULT_APP_TOKEN, DEFAULT_CLIENT_TOKEN, DEFAULT_JOURNAL_CAPACITY,
     DEFAULT_NONCE_CAPACITY, DEFAULT_NONCE_WINDOW, DEFAULT_PASSWORD_LENGTH, DEFAULT_STATE_LOG_LIMIT,
-    DEFAULT_TRIAL_MEMBER_LIMIT, DEFAULT_USER_TOKEN, FaultSettings, Faults, Region, Simulator,
-    admin,
+    DEFAULT_TRIAL_MEMBER_LIMIT, DEFAULT_USER_TOKEN, FaultSettings, Region, Simulator, admin,
     ops::{Db, Loaded, OpenOptions, Settings},
-    protocol::{self, App, Credentials, Gate, NonceWindow},
-    sandbox::{self, Sandbox, journal::Journal, rules::Rules},
-    store,
+    protocol::{self, Credentials},
+    sandbox, store,
+    tenants::{self, Durable, Registry, Router, Template, Unit},
 };
 
 /// What a [`Simulator`] accepts and how it behaves; set through [`SimulatorBuilder`].
@@ -91,6 +90,8 @@ pub struct SimulatorBuilder {
     write_faults: store::WriteFaults,
     limits: server::Limits,
     sandbox_limits: sandbox::Limits,
+    max_tenants: usize,
+    tenant_ttl: Duration,
 }
 
 impl Default for SimulatorBuilder {
@@ -128,6 +129,8 @@ impl Default for SimulatorBuilder {
             write_faults: store::WriteFaults::default(),
             sandbox_limits: sandbox::Limits::default(),
             limits: server::Limits::default(),
+            max_tenants: tenants::DEFAULT_MAX_TENANTS,
+            tenant_ttl: tenants::DEFAULT_TENANT_TTL,
         }
     }
 }
@@ -452,6 +455,28 @@ impl SimulatorBuilder {
         self
     }
 
+    /// How many tenants ([`Simulator::tenant`], `POST /__sandbox/v1/tenants`) the
+    /// simulator holds at once (default [`DEFAULT_MAX_TENANTS`](crate::DEFAULT_MAX_TENANTS);
+    /// `0`: none). Creating one more is refused ([`TenantError::Full`](crate::TenantError::Full),
+    /// `409` on the admin API). Each tenant's bounds are this share of the simulator's:
+    /// the records ([`max_records`](Self::max_records)), the journal's bytes and the
+    /// `g_nonce`s remembered, divided by this number (with a floor: 10 enterprises, 100
+    /// employees and orders, 256 KiB of journal, 1,000 nonces), so that the simulator full
+    /// of tenants holds about what its default tenant alone may.
+    pub fn max_tenants(mut self, max: usize) -> Self {
+        self.max_tenants = max;
+        self
+    }
+
+    /// How long a tenant no request reaches is kept when its creation does not say
+    /// (default [`DEFAULT_TENANT_TTL`](crate::DEFAULT_TENANT_TTL), one hour; from 1 second to
+    /// [`MAX_TENANT_TTL`](crate::MAX_TENANT_TTL)). Measured on tokio's clock, which a test
+    /// can pause and advance.
+    pub fn tenant_ttl(mut self, ttl: Duration) -> Self {
+        self.tenant_ttl = ttl;
+        self
+    }
+
     /// Loads the state file, if any, then binds the address and starts serving on the
     /// current Tokio runtime.
     pub async fn start(mut self) -> io::Result<Simulator> {
@@ -474,27 +499,25 @@ impl SimulatorBuilder {
                     recover: self.recover,
                     faults: self.write_faults.clone(),
                 };
-                Db::open(path, settings, options)?
+                Db::open(path, settings.clone(), options)?
             }
-            None => Db::in_memory(settings, Loaded::fresh(self.region.unwrap_or_default())),
+            None => Db::in_memory(
+                settings.clone(),
+                Loaded::fresh(self.region.unwrap_or_default()),
+            ),
         };
-        let db = Arc::new(db);
         let listener = tokio::net::TcpListener::bind(self.addr).await?;
         let addr = listener.local_addr()?;
-        let sandbox = Arc::new(Sandbox {
-            db: Arc::clone(&db),
-            faults: Faults::new(self.faults),
-            journal: Journal::new(journal_capacity, journal_bytes),
-            rules: Rules::default(),
+        let template = Template {
+            settings,
+            max_string_bytes,
+            nonce_window,
+            nonce_capacity,
+            journal_capacity,
+            journal_bytes,
             limits: self.sandbox_limits,
-        });
-        // A state file that already holds records was seeded before (or has better).
-        let fresh = db.counts().0 == 0;
-        if let Some(seed) = self.seed.take().filter(|_| fresh) {
-            sandbox::seed::load_quietly(&db, seed, &self.sandbox_limits).map_err(|e| {
-                io::Error::new(io::ErrorKind::InvalidData, format!("the seed: {e}"))
-            })?;
-        }
+            faults: self.faults,
+        };
         let admin = AdminAccess {
             token: admin_token.clone(),
             loopback_port: addr.ip().is_loopback().then_some(addr.port()),
@@ -503,42 +526,62 @@ impl SimulatorBuilder {
             sessions: Arc::default(),
             failures: Arc::default(),
         };
-        // The console's pages beside the admin API (feature `console`).
-        #[cfg(feature = "console")]
-        let pages = Some(crate::console::pages(&sandbox, &admin));
-        #[cfg(not(feature = "console"))]
-        let pages = None;
-        let gate = Gate {
-            db: Arc::clone(&db),
-            credentials,
-            admin,
-            nonces: Mutex::new(NonceWindow::new(nonce_window, nonce_capacity)),
-            max_string_bytes,
-            hooks: Arc::clone(&sandbox) as Arc<dyn protocol::hooks::Hooks>,
+        let durable = self.state_file.as_deref().map(|path| Durable {
+            root: tenants::root_beside(path),
+            log_limit: self.state_log_limit,
+        });
+        let registry = Arc::new(Registry::new(
+            &template,
+            self.max_tenants,
+            self.tenant_ttl,
+            AdminAccess {
+                token: None,
+                sessions: Arc::default(),
+                ..admin.clone()
+            },
+            durable,
+        ));
+        registry.restore(self.recover)?;
+        let unit = Unit::build(&template, db, credentials, admin, registry.routes(), true);
+        // A state file that already holds records was seeded before (or has better).
+        let fresh = unit.db.counts().0 == 0;
+        if let Some(seed) = self.seed.take().filter(|_| fresh) {
+            sandbox::seed::load_quietly(&unit.db, seed, &self.sandbox_limits).map_err(|e| {
+                io::Error::new(io::ErrorKind::InvalidData, format!("the seed: {e}"))
+            })?;
+        }
+        let router = Router {
+            default: unit.app.clone(),
+            registry: Arc::clone(&registry),
         };
-        let app = App::new(gate, sandbox.routes(), pages);
         let (stop, stopped) = oneshot::channel::<()>();
         let is_tls = self.tls.is_some();
         let server = Arc::new(server::Server::new(self.limits));
         let acceptor = self.tls.map(|tls| tls.acceptor());
         let task = tokio::spawn(server::serve(
             listener,
-            app,
+            router,
             acceptor,
             Arc::clone(&server),
             stopped,
+        ));
+        let reaper = tokio::spawn(tenants::reap_idle(
+            Arc::downgrade(&registry),
+            Arc::clone(&registry.wake),
         ));
         tracing::debug!(%addr, tls = is_tls, limits = ?server, "simulator listening");
         Ok(Simulator {
             addr,
             tls: is_tls,
-            clock: Clock::new(Arc::clone(&db)),
-            db,
-            sandbox,
+            clock: Clock::new(Arc::clone(&unit.db)),
+            db: unit.db,
+            sandbox: unit.sandbox,
+            registry,
             admin_token,
             server,
             stop: Some(stop),
             task: Some(task),
+            reaper: Some(reaper),
         })
     }
 }

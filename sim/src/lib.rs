@@ -39,6 +39,7 @@ mod protocol;
 mod sandbox;
 mod state;
 mod store;
+mod tenants;
 
 pub use builder::{SimulatorBuilder, StateWriteFaults};
 /// The server layer the simulator is served on, from its own package (`licensing-host`):
@@ -71,6 +72,9 @@ pub use sandbox::{
 };
 pub use state::{ParseRegionError, Region, document::ImportError};
 pub use store::StateFileError;
+pub use tenants::{
+    DEFAULT_MAX_TENANTS, DEFAULT_TENANT_TTL, MAX_TENANT_TTL, Tenant, TenantError, TenantOptions,
+};
 
 use ops::Db;
 use sandbox::Sandbox;
@@ -99,10 +103,13 @@ pub struct Simulator {
     db: Arc<Db>,
     sandbox: Arc<Sandbox>,
     clock: Clock,
+    registry: Arc<tenants::Registry>,
     admin_token: Option<String>,
     server: Arc<server::Server>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<io::Result<()>>>,
+    /// Removes tenants left idle past their time to live.
+    reaper: Option<JoinHandle<()>>,
 }
 
 impl Simulator {
@@ -235,6 +242,60 @@ impl Simulator {
         self.db.reset_enterprise(global_id)
     }
 
+    /// Creates a tenant: a sandbox of its own in this simulator — state and ids, clock,
+    /// `g_nonce` window, fault rules and settings, journal — served under its base URL
+    /// ([`Tenant::url`], `/t/{id}` after [`Simulator::url`]) to its own tokens only. The
+    /// un-prefixed paths stay the default tenant's, this simulator's own. With a
+    /// [state file](SimulatorBuilder::state_file) it is on disk before it is returned, and
+    /// comes back at every start until deleted. See [`Simulator::tenant_with`] for a
+    /// seed, a region, a name or a time to live.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use licensing_sdk::member;
+    ///
+    /// let sim = licensing_sim::Simulator::start().await?;
+    /// let tenant = sim.tenant()?;
+    /// let members = member::Client::builder(tenant.url())
+    ///     .client_token(tenant.client_token())
+    ///     .user_token(tenant.user_token())
+    ///     .build()?;
+    /// sim.delete_tenant(tenant.id())?;
+    /// # Ok(()) }
+    /// ```
+    pub fn tenant(&self) -> Result<Tenant, TenantError> {
+        self.tenant_with(TenantOptions::new())
+    }
+
+    /// As [`Simulator::tenant`], with a seed, a region, a name or a time to live.
+    pub fn tenant_with(&self, options: TenantOptions) -> Result<Tenant, TenantError> {
+        let (entry, seeded) = self.registry.create(options)?;
+        Ok(Tenant::new(&self.url(), &entry, seeded))
+    }
+
+    /// Deletes a tenant with everything it holds (its files too, with a state file);
+    /// whether there was one. Its prefix answers `404` from then on.
+    pub fn delete_tenant(&self, id: &str) -> io::Result<bool> {
+        self.registry.delete(id)
+    }
+
+    /// How many tenants it holds now, those idle past their time to live and not yet
+    /// removed included (they are removed as their time comes, by a task of the
+    /// simulator's, or when a request names them).
+    pub fn tenant_count(&self) -> usize {
+        self.registry.count()
+    }
+
+    /// The ids of the live tenants, oldest first (those idle past their time to live are
+    /// removed first).
+    pub fn tenant_ids(&self) -> Vec<String> {
+        self.registry
+            .list()
+            .iter()
+            .map(|entry| entry.id.clone())
+            .collect()
+    }
+
     /// Tells the server to stop, once; and, when `LICENSING_SIM_JOURNAL_DIR` names a
     /// directory, writes the journal there first (see [`JOURNAL_DIR_VARIABLE`]): an error
     /// says it could not be (the server stops all the same).
@@ -244,6 +305,9 @@ impl Simulator {
         };
         let written = self.export_journal();
         let _ = stop.send(());
+        if let Some(reaper) = self.reaper.take() {
+            reaper.abort();
+        }
         written
     }
 
@@ -251,15 +315,18 @@ impl Simulator {
         let Some(dir) = std::env::var_os(JOURNAL_DIR_VARIABLE).filter(|d| !d.is_empty()) else {
             return Ok(());
         };
-        let listing = self
-            .sandbox
-            .journal
-            .listing(&sandbox::journal::Filter::default());
-        if listing.is_empty() {
-            return Ok(());
+        // Each tenant's journal in a file of its own, as each simulator's is.
+        let tenants = self.registry.list();
+        let journals = std::iter::once(&self.sandbox.journal)
+            .chain(tenants.iter().map(|t| &t.unit.sandbox.journal));
+        for journal in journals {
+            let listing = journal.listing(&sandbox::journal::Filter::default());
+            if !listing.is_empty() {
+                let dir = std::path::Path::new(&dir);
+                sandbox::journal::export::write(dir, self.addr.port(), &listing)?;
+            }
         }
-        sandbox::journal::export::write(std::path::Path::new(&dir), self.addr.port(), &listing)
-            .map(drop)
+        Ok(())
     }
 
     /// Stops accepting connections, lets requests in flight finish (for up to five

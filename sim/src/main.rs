@@ -300,6 +300,15 @@ struct Args {
     #[arg(long, env = "LICENSING_SIM_JOURNAL_CAPACITY", default_value_t = sim::DEFAULT_JOURNAL_CAPACITY)]
     journal_capacity: usize,
 
+    /// Tenants held at once (POST /__sandbox/v1/tenants past it answers 409); each gets
+    /// this share of the records, journal bytes and g_nonces a sandbox may hold.
+    #[arg(long, env = "LICENSING_SIM_MAX_TENANTS", default_value_t = sim::DEFAULT_MAX_TENANTS)]
+    max_tenants: usize,
+
+    /// Seconds a tenant no request reaches is kept, when its creation does not say.
+    #[arg(long, env = "LICENSING_SIM_TENANT_TTL_SECS", default_value_t = sim::DEFAULT_TENANT_TTL.as_secs(), value_parser = clap::value_parser!(u64).range(1..=sim::MAX_TENANT_TTL.as_secs()))]
+    tenant_ttl_secs: u64,
+
     /// Stop (as on SIGTERM) when standard input reaches its end: a parent that starts the
     /// simulator with a pipe for stdin and holds it takes the simulator with it however
     /// it ends, killed included (the Python and Node sandbox packages start it so).
@@ -404,6 +413,8 @@ async fn serve() -> ExitCode {
         .nonce_window(Duration::from_secs(args.nonce_window_secs))
         .journal_capacity(args.journal_capacity)
         .journal_max_bytes(args.journal_max_bytes)
+        .max_tenants(args.max_tenants)
+        .tenant_ttl(Duration::from_secs(args.tenant_ttl_secs))
         .header_timeout(Duration::from_secs(args.header_timeout_secs))
         .body_timeout(Duration::from_secs(args.body_timeout_secs))
         .idle_timeout(Duration::from_secs(args.idle_timeout_secs))

@@ -82,3 +82,8 @@ impl Heap {
         PEAK.load(Ordering::Relaxed).saturating_sub(self.before)
     }
 }
+
+/// The bytes the process holds on the heap now.
+pub fn held() -> usize {
+    CURRENT.load(Ordering::Relaxed)
+}

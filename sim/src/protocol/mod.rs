@@ -144,10 +144,16 @@ impl App {
     /// A request refused from its head alone, before its body is read: an admin request
     /// that the admin checks refuse ([`admin`]).
     pub fn refuse(&self, parts: &Parts) -> Option<Response> {
-        if !parts.uri.path().starts_with(&*self.admin_prefix) {
+        self.refuse_at(parts, parts.uri.path())
+    }
+
+    /// As [`App::refuse`], for the request's path read as `path` (the part of it under a
+    /// tenant's prefix).
+    pub fn refuse_at(&self, parts: &Parts, path: &str) -> Option<Response> {
+        if !path.starts_with(&*self.admin_prefix) {
             return None;
         }
-        let found = self.paths.at(parts.uri.path()).ok()?;
+        let found = self.paths.at(path).ok()?;
         // The checks of the route the method leads to; a method no route of the path
         // takes gets the admin API's checks before its 405.
         let target = found
@@ -174,8 +180,13 @@ impl App {
     /// server's reply budget: a `GET` of the admin API or pages, which changes nothing, so
     /// asking again is safe. An operation's reply never is: the operation has run.
     pub fn reply_refusable(&self, parts: &Parts) -> bool {
+        self.reply_refusable_at(parts, parts.uri.path())
+    }
+
+    /// As [`App::reply_refusable`], for the request's path read as `path`.
+    pub fn reply_refusable_at(&self, parts: &Parts, path: &str) -> bool {
         (parts.method == Method::GET || parts.method == Method::HEAD)
-            && parts.uri.path().starts_with(&*self.admin_prefix)
+            && path.starts_with(&*self.admin_prefix)
     }
 
     /// The answer to a request whose reply the server had no room for: `503` with the

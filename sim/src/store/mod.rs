@@ -9,7 +9,7 @@
 //! snapshot that says changes followed it, is refused: starting from it would silently
 //! lose acknowledged changes. `--recover` keeps what is whole and moves the log aside.
 
-mod files;
+pub(crate) mod files;
 mod frame;
 
 use std::{
