@@ -301,6 +301,13 @@ pub async fn unreachable() -> MockServer {
     server
 }
 
+/// Every request the server received, failing unless there were `n`.
+pub async fn received_n(server: &MockServer, n: usize) -> Vec<Request> {
+    let requests = received(server).await;
+    assert_eq!(requests.len(), n, "requests received");
+    requests
+}
+
 /// Every request the server received.
 pub async fn received(server: &MockServer) -> Vec<Request> {
     server
@@ -441,6 +448,11 @@ pub fn assert_target(request: &Request, id: &str, values: &[&str]) {
 
 /// One valid call of each operation, by service and client method: the inputs the table
 /// cannot give (path and query values; the request body, the spec's example of it).
+/// `queryEnterprise` of the channel customer CH01/CC-42, every customer of its enterprise.
+pub fn query(client: &order::Client) -> order::builder::QueryEnterprise<'_> {
+    valid::order::query_enterprise(client)
+}
+
 mod valid {
     use super::body_example;
     use licensing_sdk::DefaultCustomer;

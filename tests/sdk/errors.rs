@@ -309,8 +309,7 @@ async fn code_500_retries_stop_at_max_attempts() {
     assert_eq!(e.code, ErrorCode::NetworkException);
     assert_eq!(e.cause.as_deref(), Some("upstream timeout"));
 
-    let requests = received(&server).await;
-    assert_eq!(requests.len(), 3);
+    let requests = received_n(&server, 3).await;
     assert_unique_nonces(&requests);
     // The body is serialized once per call: every attempt sends the same JSON bytes.
     assert!(requests[0].body.len() > 100, "a whole batch was sent");
@@ -417,8 +416,7 @@ async fn timeout_is_retried_for_idempotent_operations() {
         .await
         .expect("the second attempt succeeds");
 
-    let requests = received(&server).await;
-    assert_eq!(requests.len(), 2);
+    let requests = received_n(&server, 2).await;
     assert_unique_nonces(&requests);
 }
 

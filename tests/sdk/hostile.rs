@@ -316,6 +316,16 @@ fn rate_limited(seconds: &str) -> ResponseTemplate {
         .set_body_string("slow down")
 }
 
+/// How long `id`, allowed three attempts, took to succeed at its second.
+async fn second_attempt_after(server: &MockServer, id: &str) -> Duration {
+    let o = order_client_with(&server.uri(), fast_retry(3));
+    let started = Instant::now();
+    call_operation(&o, &member_client(&server.uri()), id)
+        .await
+        .expect("the second attempt succeeds");
+    started.elapsed()
+}
+
 /// A 429 refused the request: every operation repeats it, after the server's wait.
 #[tokio::test]
 async fn a_429_is_retried_after_the_servers_wait_on_every_operation() {
@@ -324,12 +334,7 @@ async fn a_429_is_retried_after_the_servers_wait_on_every_operation() {
     answer_any(&server, rate_limited("1"), Some(1)).await;
     reply_documented(&server, "allocateShellNums").await;
     // The backoff alone would wait at most 10 ms.
-    let o = order_client_with(&server.uri(), fast_retry(3));
-    let started = Instant::now();
-    call_operation(&o, &member_client(&server.uri()), "allocateShellNums")
-        .await
-        .expect("the second attempt succeeds");
-    let waited = started.elapsed();
+    let waited = second_attempt_after(&server, "allocateShellNums").await;
     assert!(waited >= Duration::from_millis(950), "waited {waited:?}");
     assert!(waited < Duration::from_secs(5), "waited {waited:?}");
     assert_eq!(received(&server).await.len(), 2);
@@ -358,11 +363,8 @@ async fn retry_after_as_an_http_date() {
     let date = at.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
     answer_any(&server, rate_limited(&date), Some(1)).await;
     reply_documented(&server, "queryEnterprise").await;
-    let o = order_client_with(&server.uri(), fast_retry(3));
     let started = Instant::now();
-    call_operation(&o, &member_client(&server.uri()), "queryEnterprise")
-        .await
-        .expect("the second attempt succeeds");
+    second_attempt_after(&server, "queryEnterprise").await;
     // The second attempt is not made before the date (whole seconds on the wire), however
     // long the set-up took on a busy machine: the clock it is read against is the wall's.
     // (100 ms for timers that round to the millisecond.)

@@ -104,8 +104,7 @@ async fn fifty_concurrent_calls_fetch_once() {
         result.expect("listLentLocks succeeds");
     }
     assert_eq!(fetches.load(Ordering::SeqCst), 1, "one fetch for 50 calls");
-    let requests = received(&server).await;
-    assert_eq!(requests.len(), 50);
+    let requests = received_n(&server, 50).await;
     assert!(user_tokens_sent(&requests).iter().all(|t| t == USER_TOKEN));
 }
 
@@ -274,8 +273,7 @@ async fn a_refused_client_token_is_refreshed_for_a_non_idempotent_operation() {
         1,
         "the user token was fine"
     );
-    let requests = received(&server).await;
-    assert_eq!(requests.len(), 2);
+    let requests = received_n(&server, 2).await;
     assert_unique_nonces(&requests);
     assert_eq!(requests[0].body, requests[1].body);
 }

@@ -12,9 +12,7 @@ use std::{
     time::Duration,
 };
 
-use licensing_sdk::{
-    CallOptions, ConfigError, DefaultCustomer, Error, RetryPolicy, TransportKind, member, order,
-};
+use licensing_sdk::{CallOptions, ConfigError, Error, RetryPolicy, TransportKind, member, order};
 use licensing_sim::{DEFAULT_APP_TOKEN, FaultSettings, Simulator};
 use licensing_test_support::raw::RawServer;
 use serde_json::json;
@@ -192,13 +190,7 @@ async fn tokens_from_the_environment_are_sent_and_never_shown() {
     .build()
     .unwrap();
     assert!(!format!("{client:?}").contains("env-app-token-X1"));
-    client
-        .query_enterprise()
-        .channel_code("CH01")
-        .channel_customer_id("CC-42")
-        .default_customer(DefaultCustomer::All)
-        .await
-        .unwrap();
+    query(&client).await.unwrap();
     let request = only_request(&server).await;
     assert_eq!(
         request.headers.get("authorization").unwrap(),
@@ -222,14 +214,6 @@ async fn slow_simulator(latency: Duration) -> Simulator {
 
 fn sim_order_client(url: &str) -> licensing_sdk::ClientBuilder<licensing_sdk::OrderService> {
     order::Client::builder(url).application_token(DEFAULT_APP_TOKEN)
-}
-
-fn query(client: &order::Client) -> order::builder::QueryEnterprise<'_> {
-    client
-        .query_enterprise()
-        .channel_code("CH01")
-        .channel_customer_id("CC-42")
-        .default_customer(DefaultCustomer::All)
 }
 
 // On paused time: the simulator's delay, the timeouts, the waits and the deadline all run

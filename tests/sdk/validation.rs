@@ -211,8 +211,7 @@ async fn one_and_100_employees_are_sent() {
     let client = member_client(&server.uri());
     add(&client, 1).await.expect("1 employee is sent");
     add(&client, 100).await.expect("100 employees are sent");
-    let requests = received(&server).await;
-    assert_eq!(requests.len(), 2);
+    let requests = received_n(&server, 2).await;
     let sent: serde_json::Value = serde_json::from_slice(&requests[1].body).unwrap();
     assert_eq!(sent["userList"].as_array().unwrap().len(), 100);
 }

@@ -177,8 +177,7 @@ async fn list_members() {
         .await
         .expect("listMembers succeeds");
 
-    let requests = received(&server).await;
-    assert_eq!(requests.len(), 2);
+    let requests = received_n(&server, 2).await;
     for request in &requests {
         assert_target(request, "listMembers", &["EG-7f3a"]);
         assert_member_auth(request);
@@ -362,7 +361,6 @@ async fn nonces_are_unique_across_calls() {
             .await
             .expect("listLentLocks succeeds");
     }
-    let requests = received(&server).await;
-    assert_eq!(requests.len(), 25);
+    let requests = received_n(&server, 25).await;
     assert_unique_nonces(&requests);
 }

@@ -119,8 +119,7 @@ async fn query_enterprise() {
         .await
         .expect("queryEnterprise succeeds");
 
-    let requests = received(&server).await;
-    assert_eq!(requests.len(), 2);
+    let requests = received_n(&server, 2).await;
     for request in &requests {
         assert_target(request, "queryEnterprise", &[]);
         assert_order_auth(request);
@@ -558,8 +557,7 @@ async fn list_virtual_assets() {
         .await
         .expect("listVirtualAssets succeeds");
 
-    let requests = received(&server).await;
-    assert_eq!(requests.len(), 2);
+    let requests = received_n(&server, 2).await;
     assert_target(&requests[0], "listVirtualAssets", &["EG-7f3a"]);
     assert_query(&requests[0], &[("extendCode", "gxxp")]);
     assert_target(&requests[1], "listVirtualAssets", &["EG%207f%2F3a"]);
@@ -619,16 +617,9 @@ async fn nonces_are_unique_across_calls() {
     reply_documented(&server, "queryEnterprise").await;
     let client = order_client(&server.uri());
     for _ in 0..25 {
-        client
-            .query_enterprise()
-            .channel_code("CH01")
-            .channel_customer_id("CC-42")
-            .default_customer(DefaultCustomer::All)
-            .await
-            .expect("queryEnterprise succeeds");
+        query(&client).await.expect("queryEnterprise succeeds");
     }
-    let requests = received(&server).await;
-    assert_eq!(requests.len(), 25);
+    let requests = received_n(&server, 25).await;
     assert_unique_nonces(&requests);
 }
 
