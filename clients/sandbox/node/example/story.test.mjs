@@ -1,6 +1,9 @@
-// A partner's first suite on the licensing-sandbox npm package: the services called with
-// fetch, the simulator from `startSandbox`, restored before each test. `cargo xtask dist
-// --check` runs it in a fresh npm project, with no Rust toolchain on PATH, as
+// A partner's first suite on the licensing-sandbox npm package: the services called through
+// the generated client of licensing-client (openapi-fetch on the specs' types, with the
+// helper that adds the g_nonce, the credentials and the order service's Content-Type, and
+// reads HTTP 299 as a BusinessError), the simulator from `startSandbox`, restored before
+// each test. `cargo xtask dist --check` runs it in a fresh npm project, with no Rust
+// toolchain on PATH, as
 //
 //   node --test story.test.mjs        (LICENSING_EXAMPLE_COVERAGE=coverage.md)
 //
@@ -8,21 +11,28 @@
 // tests before it did.
 
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { after, before, beforeEach, test } from "node:test";
 
+import { BusinessError, memberClient, orderClient, outcome, unwrap } from "licensing-client";
 import { Sandbox, SandboxError, startSandbox } from "licensing-sandbox";
 
 const ORDER = "/order/api/order/v1";
 const MEMBER = "/me/api/v1";
+// Every call of the services' clients: a hung simulator fails the test instead of stalling it.
+const TIMEOUT_MS = 30_000;
 
 let sandbox;
+let order;
+let member;
 before(async () => {
   sandbox = await startSandbox({ seed: "demo", journalCapacity: 100000 });
   // For check_lifecycle.mjs: the simulator's PID, to see that it is gone afterwards.
   if (process.env.LICENSING_EXAMPLE_PID_FILE) writeFileSync(process.env.LICENSING_EXAMPLE_PID_FILE, String(sandbox.pid));
+  const fetchWithTimeout = (request, init) => fetch(request, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
+  order = orderClient(sandbox.url, sandbox.tokens.app, { fetch: fetchWithTimeout });
+  member = memberClient(sandbox.url, sandbox.tokens.client, sandbox.tokens.user, { fetch: fetchWithTimeout });
 });
 beforeEach(() => sandbox.restore());
 after(async () => {
@@ -30,33 +40,13 @@ after(async () => {
   await sandbox.stop();
 });
 
-/** One request to either service with what every request needs: a fresh g_nonce, the
- * service's credentials, the order service's Content-Type on every request. */
-async function call(method, path, body, query = {}) {
-  const params = new URLSearchParams({ ...query, g_nonce: randomBytes(24).toString("base64url") });
-  const headers = {};
-  if (path.startsWith(ORDER)) {
-    headers.authorization = `Bearer ${sandbox.tokens.app}`;
-    headers["content-type"] = "application/json";
-  } else {
-    headers.authorization = `Bearer ${sandbox.tokens.client}`;
-    headers.clienttoken = sandbox.tokens.client;
-    headers.usertoken = sandbox.tokens.user;
-    if (body !== undefined) headers["content-type"] = "application/json";
-  }
-  const reply = await fetch(`${sandbox.url}${path}?${params}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  return { status: reply.status, envelope: await reply.json() };
-}
-
-/** The data of a success; anything else fails the test with the envelope. */
-function ok({ status, envelope }) {
-  assert.deepEqual([status, envelope.code], [200, 0], JSON.stringify(envelope));
-  return envelope.data;
+/** The business error a call must end with, as the helper reads it (HTTP 299). */
+async function refused(call, code) {
+  const result = await outcome(call);
+  assert.equal(result.ok, false, `expected business error ${code}, got success`);
+  assert.ok(result.error instanceof BusinessError);
+  assert.equal(result.error.code, code, result.error.message);
+  return result.error;
 }
 
 function newBuy(sequence, enterprise, customer, number, product) {
@@ -105,27 +95,53 @@ function newBuy(sequence, enterprise, customer, number, product) {
 
 async function batch(channelOrderId, orders) {
   const body = { channelCode: "CH01", channelOrderId, syncMode: "sync", orderList: orders };
-  const results = ok(await call("POST", `${ORDER}/licenseOrder/batchOrder`, body, { appKey: "example" }));
+  const results = await unwrap(
+    order.POST(`${ORDER}/licenseOrder/batchOrder`, { params: { query: { appKey: "example" } }, body }),
+  );
   assert.deepEqual(results.map((r) => r.sequence).sort(), orders.map((o) => o.sequence));
   return results;
 }
 
+/** Adds one employee; the names of those added. */
+async function addMember(enterprise, user) {
+  const added = await unwrap(
+    member.POST(`${MEMBER}/enterprise/{enterpriseGlobalId}/member`, {
+      params: { path: { enterpriseGlobalId: enterprise } },
+      body: { userList: [user] },
+    }),
+  );
+  return added.succeeded.map((m) => m.userName.split("@")[0]);
+}
+
 async function employees(enterprise) {
-  const page = ok(await call("GET", `${MEMBER}/enterprise/${enterprise}/members`, undefined, { pageNum: 1, pageSize: 100 }));
+  const page = await unwrap(
+    member.GET(`${MEMBER}/enterprise/{enterpriseGlobalId}/members`, {
+      params: { path: { enterpriseGlobalId: enterprise }, query: { pageNum: 1, pageSize: 100 } },
+    }),
+  );
   return page.list.map((m) => m.userName.split("@")[0]).sort();
 }
 
+/** The enterprises a channel customer of CH01 is bound to; none when it is unknown, which
+ * the order service may answer with a business error of no data. */
+async function customersOf(channelCustomerId) {
+  const query = { channelCode: "CH01", channelCustomerId, defaultCustomer: "N" };
+  const result = await outcome(order.GET(`${ORDER}/enterprise/user/query`, { params: { query } }));
+  if (!result.ok) {
+    assert.deepEqual(result.error.reply.data ?? [], [], result.error.message);
+    return [];
+  }
+  return (result.data ?? []).map((c) => c.enterpriseGlobalId);
+}
+
 async function acme() {
-  const query = { channelCode: "CH01", channelCustomerId: "CC-ACME", defaultCustomer: "N" };
-  return ok(await call("GET", `${ORDER}/enterprise/user/query`, undefined, query))[0].enterpriseGlobalId;
+  return (await customersOf("CC-ACME"))[0];
 }
 
 test("a partner's story", async () => {
-  const created = ok(
-    await call("POST", `${ORDER}/enterprise/user/create`, {
-      crmCustomerId: "CRM-GLOBEX",
-      customerName: "Globex Engineering",
-      branchName: "South",
+  const created = await unwrap(
+    order.POST(`${ORDER}/enterprise/user/create`, {
+      body: { crmCustomerId: "CRM-GLOBEX", customerName: "Globex Engineering", branchName: "South" },
     }),
   );
   const enterprise = created.enterpriseGlobalId;
@@ -137,13 +153,13 @@ test("a partner's story", async () => {
     enterpriseName: "Globex Engineering",
     passwordMobile: "13800000000",
   };
-  const customer = ok(await call("POST", `${ORDER}/enterprise/user/bind`, bind)).customerId;
+  const customer = (await unwrap(order.POST(`${ORDER}/enterprise/user/bind`, { body: bind }))).customerId;
 
-  // A business error is HTTP 299 with the envelope's code, not an HTTP error.
-  const again = await call("POST", `${ORDER}/enterprise/user/bind`, bind);
-  assert.deepEqual([again.status, again.envelope.code], [299, "13004"]);
+  // A business error (HTTP 299) read by the helper as such, with its code, message and cause.
+  const again = await refused(order.POST(`${ORDER}/enterprise/user/bind`, { body: bind }), "13004");
+  assert.ok(again.reply.message && again.cause?.includes("already bound"), again.message);
 
-  const [a, b, c] = ok(await call("POST", `${ORDER}/shellnums`, { size: 3 }));
+  const [a, b, c] = await unwrap(order.POST(`${ORDER}/shellnums`, { body: { size: 3 } }));
   await batch("CO-1", [newBuy(1, enterprise, customer, a, "CAD"), newBuy(2, enterprise, customer, b, "CAD")]);
   // A mixed batch: a purchase and a revocation in one channel order.
   const revoke = {
@@ -157,24 +173,23 @@ test("a partner's story", async () => {
   const mixed = await batch("CO-2", [newBuy(1, enterprise, customer, c, "VIEWER"), revoke]);
   assert.ok(mixed.every((r) => r.licenseOrderId.startsWith("LO-")));
 
-  const locked = ok(await call("POST", `${ORDER}/asset/lock`, { assetNums: [a, b], operatorIdentity: "ops@example.com" }));
+  const lock = { assetNums: [a, b], operatorIdentity: "ops@example.com" };
+  const locked = await unwrap(order.POST(`${ORDER}/asset/lock`, { body: lock }));
   // 1: disabled; 2: no such lock (b was revoked).
   assert.deepEqual(Object.fromEntries(locked.map((r) => [r.assetNum, r.status])), { [a]: 1, [b]: 2 });
 
-  const user = { userName: "dave", name: "Dave", password: "Initial-Pass-4" };
-  const added = ok(await call("POST", `${MEMBER}/enterprise/${enterprise}/member`, { userList: [user] }));
-  assert.deepEqual(added.succeeded.map((m) => m.userName.split("@")[0]), ["dave"]);
+  assert.deepEqual(await addMember(enterprise, { userName: "dave", name: "Dave", password: "Initial-Pass-4" }), ["dave"]);
   assert.ok((await employees(enterprise)).includes("dave"));
 
   // One added to the demo's enterprise too: the next test must not see it.
-  const erin = { userName: "erin", name: "Erin", password: "Initial-Pass-5" };
-  ok(await call("POST", `${MEMBER}/enterprise/${await acme()}/member`, { userList: [erin] }));
+  await addMember(await acme(), { userName: "erin", name: "Erin", password: "Initial-Pass-5" });
   assert.ok((await employees(await acme())).includes("erin"));
 });
 
 test("each test starts from the seed", async () => {
   const names = await employees(await acme());
   assert.ok(["alice", "bob", "carol"].every((n) => names.includes(n)) && !names.includes("erin"), names.join());
+  assert.deepEqual(await customersOf("CC-GLOBEX"), []);
 });
 
 test("the clock moves when told", async () => {
@@ -186,9 +201,9 @@ test("the clock moves when told", async () => {
 
 test("a fault fires as scripted", async () => {
   const rule = await sandbox.addFault("allocateShellNums", { kind: "code", code: "500" }, { times: 1 });
-  const failed = await call("POST", `${ORDER}/shellnums`, { size: 1 });
-  assert.deepEqual([failed.status, failed.envelope.code], [299, "500"]);
-  assert.equal(ok(await call("POST", `${ORDER}/shellnums`, { size: 1 })).length, 1);
+  const failed = await refused(order.POST(`${ORDER}/shellnums`, { body: { size: 1 } }), "500");
+  assert.equal(failed.status, 299);
+  assert.equal((await unwrap(order.POST(`${ORDER}/shellnums`, { body: { size: 1 } }))).length, 1);
   assert.deepEqual((await sandbox.faults()).map((r) => [r.id, r.hits]), [[rule.id, 1]]);
 });
 

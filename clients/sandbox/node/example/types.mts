@@ -1,8 +1,10 @@
 // The package's types as a TypeScript partner meets them: `cargo xtask dist --check`
 // compiles this file (`tsc --noEmit --strict`, the clients' pinned tsc) in the fresh npm
 // project, so that index.d.ts resolves the admin API's generated types from
-// licensing-client and they are not `any` (each @ts-expect-error must meet its error).
+// licensing-client, and neither they nor the services' client are `any` (each
+// `@ts-expect-error` below must meet its error).
 
+import { BusinessError, orderClient, outcome, unwrap } from "licensing-client";
 import { type Clock, type FaultRule, type JournalPage, type Sandbox, startSandbox } from "licensing-sandbox";
 
 export async function story(): Promise<number> {
@@ -16,4 +18,21 @@ export async function story(): Promise<number> {
   await sandbox.addFault("batchOrder", { kind: "no-such-kind" });
   await sandbox.stop();
   return clock.now + rule.id + page.entries.length + wrong.length;
+}
+
+// The generated client's types, as the story's calls meet them: its paths and bodies are the
+// order service's document's, and a business error is typed with its code and cause.
+export async function numbers(url: string): Promise<number> {
+  const order = orderClient(url, "app-token");
+  const allocated = await unwrap(order.POST("/order/api/order/v1/shellnums", { body: { size: 3 } }));
+  // @ts-expect-error: the shell numbers are strings of digits
+  const first: number = allocated?.[0] ?? 0;
+  // @ts-expect-error: the size is a number of shell numbers
+  await order.POST("/order/api/order/v1/shellnums", { body: { size: "3" } });
+  // @ts-expect-error: no such path in the order service's document
+  await order.POST("/order/api/order/v1/no-such-path", { body: { size: 1 } });
+  const result = await outcome(order.POST("/order/api/order/v1/shellnums", { body: { size: 1 } }));
+  const refused: BusinessError | undefined = result.ok ? undefined : result.error;
+  const code: string = refused?.code ?? "";
+  return (allocated?.length ?? 0) + first + code.length + (refused?.cause?.length ?? 0);
 }

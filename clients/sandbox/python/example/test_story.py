@@ -1,6 +1,9 @@
-"""A partner's first suite on the licensing-sandbox wheel: the services called over plain
-HTTP (the standard library's urllib), the simulator from the ``clean_sandbox`` fixture.
-``cargo xtask dist --check`` runs it in a fresh venv, with no Rust toolchain on PATH, as::
+"""A partner's first suite on the licensing-sandbox wheel: the services called through the
+generated client of licensing-client (``licensing_order``, ``licensing_member``, and the
+helper ``licensing``, which adds the ``g_nonce``, the credentials and the order service's
+``Content-Type`` and reads HTTP 299 as a ``BusinessError``), the simulator from the
+``clean_sandbox`` fixture. ``cargo xtask dist --check`` runs it in a fresh venv, with no
+Rust toolchain on PATH, as::
 
     pytest --licensing-seed demo --licensing-coverage coverage.md example/
 
@@ -10,173 +13,204 @@ before it did.
 
 from __future__ import annotations
 
-import base64
 import json
-import secrets
-import urllib.parse
-import urllib.request
-from typing import Any
+from collections.abc import Iterator
+from typing import TypeVar
 
+import httpx
+import licensing_member
+import licensing_order
 import pytest
+from licensing_member.api.members import add_members, list_members
+from licensing_member.models import AddMembersRequest, NewMember
+from licensing_member.types import Unset as MemberUnset
+from licensing_order.api.assets import allocate_shell_nums, disable_locks
+from licensing_order.api.enterprise import bind_enterprise, create_enterprise, query_enterprise
+from licensing_order.api.orders import batch_order
+from licensing_order.models import (
+    AllocateShellNumsRequest,
+    Asset,
+    BatchOrderRequest,
+    BatchOrderResultItem,
+    BindEnterpriseRequest,
+    CreateEnterpriseRequest,
+    DeleteAssetOrder,
+    DeleteProductOrder,
+    LockRequest,
+    NewBuyOrder,
+    Product,
+    RevokedAsset,
+)
+from licensing_order.types import Unset as OrderUnset
 
+from licensing import NONCE, BusinessError, check, member_client, order_client
 from licensing_sandbox import Sandbox, SandboxError
 
-ORDER = "/order/api/order/v1"
-MEMBER = "/me/api/v1"
+T = TypeVar("T")
+TIMEOUT = httpx.Timeout(30.0)
 
 
-def call(sandbox: Sandbox, method: str, path: str, body: Any = None, **query: Any) -> tuple[int, dict[str, Any]]:
-    """One request to either service, with what every request needs: a fresh ``g_nonce``,
-    the service's credentials, the order service's ``Content-Type`` on every request.
-    Returns the HTTP status (200, or 299 for a business error) and the envelope."""
-    query["g_nonce"] = base64.urlsafe_b64encode(secrets.token_bytes(24)).rstrip(b"=").decode()
-    request = urllib.request.Request(
-        f"{sandbox.url}{path}?{urllib.parse.urlencode(query)}",
-        data=None if body is None else json.dumps(body).encode(),
-        method=method,
-    )
-    if path.startswith(ORDER):
-        request.add_header("Authorization", f"Bearer {sandbox.app_token}")
-        request.add_header("Content-Type", "application/json")
-    else:
-        request.add_header("Authorization", f"Bearer {sandbox.client_token}")
-        request.add_header("clientToken", sandbox.client_token)
-        request.add_header("userToken", sandbox.user_token)
-        if body is not None:
-            request.add_header("Content-Type", "application/json")
-    with urllib.request.urlopen(request, timeout=30) as reply:
-        return reply.status, json.loads(reply.read(16 * 1024 * 1024))
+@pytest.fixture
+def order(clean_sandbox: Sandbox) -> Iterator[licensing_order.Client]:
+    """The order service's client: the app token, a fresh ``g_nonce`` and ``Content-Type``
+    on every request."""
+    with order_client(clean_sandbox.url, clean_sandbox.app_token, timeout=TIMEOUT) as client:
+        yield client
 
 
-def ok(reply: tuple[int, dict[str, Any]]) -> Any:
-    """The ``data`` of a success; anything else fails the test with the envelope."""
-    status, envelope = reply
-    assert (status, envelope["code"]) == (200, 0), envelope
-    return envelope.get("data")
+@pytest.fixture
+def member(clean_sandbox: Sandbox) -> Iterator[licensing_member.Client]:
+    """The member center's client: its three headers and a fresh ``g_nonce``."""
+    with member_client(clean_sandbox.url, clean_sandbox.client_token, clean_sandbox.user_token, timeout=TIMEOUT) as client:
+        yield client
 
 
-def new_buy(sequence: int, enterprise: str, customer: str, number: str, product: str) -> dict[str, Any]:
-    return {
-        "sequence": sequence,
-        "orderType": "new_buy",
-        "licenseType": "normal_recover_usbkey",
-        "enterpriseGlobalId": enterprise,
-        "customerId": customer,
-        "crmCustomerId": "CRM-GLOBEX",
-        "customerName": "Globex Engineering",
-        "channelCustomerId": "CC-GLOBEX",
-        "adminName": "Ada Admin",
-        "adminAccount": "ada",
-        "adminEmail": "ada@example.com",
-        "adminCellNumber": "13800000000",
-        "passwordMobile": "13800000000",
-        "address": "12 Harbour Road",
-        "customerType": "company",
-        "branchCode": "BR01",
-        "branchName": "South",
-        "assets": [
-            {
-                "assetNos": [number],
-                "products": [
-                    {
-                        "crmProductId": f"P-{number}",
-                        "parentCrmProductId": f"A-{number}",
-                        "productUri": product,
-                        "productName": f"{product} license",
-                        "productType": "software",
-                        "limitConcurrent": 5,
-                        "limitTimeDuration": 0,
-                        "trial": 0,
-                        "trialEndDate": 0,
-                        "timeUnit": "year",
-                        "timeUnitQuantity": 1,
-                        "timeDurationExpression": "1-0-0",
-                        "productFeatures": [],
-                    }
+def present(value: T | OrderUnset | MemberUnset) -> T:
+    """A reply's ``data``, asserted to be there (each generated package has its ``Unset``)."""
+    assert not isinstance(value, (OrderUnset, MemberUnset)), "no data in the reply"
+    return value
+
+
+def new_buy(sequence: int, enterprise: str, customer: str, number: str, product: str) -> NewBuyOrder:
+    return NewBuyOrder(
+        sequence=sequence,
+        order_type="new_buy",
+        license_type="normal_recover_usbkey",
+        enterprise_global_id=enterprise,
+        customer_id=customer,
+        crm_customer_id="CRM-GLOBEX",
+        customer_name="Globex Engineering",
+        channel_customer_id="CC-GLOBEX",
+        admin_name="Ada Admin",
+        admin_account="ada",
+        admin_email="ada@example.com",
+        admin_cell_number="13800000000",
+        password_mobile="13800000000",
+        address="12 Harbour Road",
+        customer_type="company",
+        branch_code="BR01",
+        branch_name="South",
+        assets=[
+            Asset(
+                asset_nos=[number],
+                products=[
+                    Product(
+                        crm_product_id=f"P-{number}",
+                        parent_crm_product_id=f"A-{number}",
+                        product_uri=product,
+                        product_name=f"{product} license",
+                        product_type="software",
+                        limit_concurrent=5,
+                        limit_time_duration=0,
+                        trial=0,
+                        trial_end_date=0,
+                        time_unit="year",
+                        time_unit_quantity=1,
+                        time_duration_expression="1-0-0",
+                        product_features=[],
+                    )
                 ],
-            }
+            )
         ],
-    }
+    )
 
 
-def batch(sandbox: Sandbox, channel_order_id: str, orders: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    body = {"channelCode": "CH01", "channelOrderId": channel_order_id, "syncMode": "sync", "orderList": orders}
-    results: list[dict[str, Any]] = ok(call(sandbox, "POST", f"{ORDER}/licenseOrder/batchOrder", body, appKey="example"))
-    assert sorted(r["sequence"] for r in results) == [o["sequence"] for o in orders]
+def batch(
+    order: licensing_order.Client, channel_order_id: str, orders: list[NewBuyOrder | DeleteAssetOrder | DeleteProductOrder]
+) -> list[BatchOrderResultItem]:
+    body = BatchOrderRequest(channel_code="CH01", channel_order_id=channel_order_id, sync_mode="sync", order_list=orders)
+    results = present(check(batch_order.sync_detailed(client=order, g_nonce=NONCE, app_key="example", body=body)).data)
+    assert sorted(r.sequence for r in results) == [o.sequence for o in orders]
     return results
 
 
-def employees(sandbox: Sandbox, enterprise: str) -> list[str]:
-    page = ok(call(sandbox, "GET", f"{MEMBER}/enterprise/{enterprise}/members", pageNum=1, pageSize=100))
-    return sorted(m["userName"].split("@")[0] for m in page["list"])
+def add_member(member: licensing_member.Client, enterprise: str, user: NewMember) -> list[str]:
+    """Adds one employee; the names of those added."""
+    body = AddMembersRequest(user_list=[user])
+    added = present(check(add_members.sync_detailed(enterprise, client=member, g_nonce=NONCE, body=body)).data)
+    return [m.user_name.split("@")[0] for m in added.succeeded]
 
 
-def acme(sandbox: Sandbox) -> str:
-    customers = ok(
-        call(sandbox, "GET", f"{ORDER}/enterprise/user/query", channelCode="CH01", channelCustomerId="CC-ACME", defaultCustomer="N")
-    )
-    return str(customers[0]["enterpriseGlobalId"])
+def employees(member: licensing_member.Client, enterprise: str) -> list[str]:
+    response = list_members.sync_detailed(enterprise, client=member, g_nonce=NONCE, page_num=1, page_size=100)
+    return sorted(m.user_name.split("@")[0] for m in present(check(response).data).list_)
 
 
-def test_a_partner_story(clean_sandbox: Sandbox) -> None:
-    sandbox = clean_sandbox
-    created = ok(
-        call(
-            sandbox,
-            "POST",
-            f"{ORDER}/enterprise/user/create",
-            {"crmCustomerId": "CRM-GLOBEX", "customerName": "Globex Engineering", "branchName": "South"},
+def customers_of(order: licensing_order.Client, channel_customer_id: str) -> list[str]:
+    """The enterprises a channel customer of CH01 is bound to; none when it is unknown,
+    which the order service answers with a business error of no data."""
+    try:
+        reply = check(
+            query_enterprise.sync_detailed(
+                client=order,
+                g_nonce=NONCE,
+                channel_code="CH01",
+                channel_customer_id=channel_customer_id,
+                default_customer="N",
+            )
         )
+    except BusinessError as error:
+        assert isinstance(error.reply.data, OrderUnset) or error.reply.data == [], error
+        return []
+    return [] if isinstance(reply.data, OrderUnset) else [c.enterprise_global_id for c in reply.data]
+
+
+def acme(order: licensing_order.Client) -> str:
+    return customers_of(order, "CC-ACME")[0]
+
+
+def test_a_partner_story(order: licensing_order.Client, member: licensing_member.Client) -> None:
+    body = CreateEnterpriseRequest(crm_customer_id="CRM-GLOBEX", customer_name="Globex Engineering", branch_name="South")
+    created = present(check(create_enterprise.sync_detailed(client=order, g_nonce=NONCE, body=body)).data)
+    enterprise = created.enterprise_global_id
+    bind = BindEnterpriseRequest(
+        channel_code="CH01",
+        channel_customer_id="CC-GLOBEX",
+        customer_name="Globex Engineering (CH01)",
+        branch_name="South",
+        enterprise_name="Globex Engineering",
+        password_mobile="13800000000",
     )
-    enterprise = created["enterpriseGlobalId"]
-    bind = {
-        "channelCode": "CH01",
-        "channelCustomerId": "CC-GLOBEX",
-        "customerName": "Globex Engineering (CH01)",
-        "branchName": "South",
-        "enterpriseName": "Globex Engineering",
-        "passwordMobile": "13800000000",
-    }
-    customer = ok(call(sandbox, "POST", f"{ORDER}/enterprise/user/bind", bind))["customerId"]
+    customer = present(check(bind_enterprise.sync_detailed(client=order, g_nonce=NONCE, body=bind)).data).customer_id
 
-    # A business error is HTTP 299 with the envelope's code, not an HTTP error.
-    status, again = call(sandbox, "POST", f"{ORDER}/enterprise/user/bind", bind)
-    assert (status, again["code"]) == (299, "13004"), again
+    # A business error (HTTP 299) raised by the helper as such, with its code, message and cause.
+    with pytest.raises(BusinessError) as again:
+        check(bind_enterprise.sync_detailed(client=order, g_nonce=NONCE, body=bind))
+    assert again.value.code == "13004", again.value
+    assert again.value.message and "already bound" in (again.value.cause or ""), again.value
 
-    a, b, c = ok(call(sandbox, "POST", f"{ORDER}/shellnums", {"size": 3}))
-    batch(sandbox, "CO-1", [new_buy(1, enterprise, customer, a, "CAD"), new_buy(2, enterprise, customer, b, "CAD")])
+    response = allocate_shell_nums.sync_detailed(client=order, g_nonce=NONCE, body=AllocateShellNumsRequest(size=3))
+    a, b, c = present(check(response).data)
+    batch(order, "CO-1", [new_buy(1, enterprise, customer, a, "CAD"), new_buy(2, enterprise, customer, b, "CAD")])
     # A mixed batch: a purchase and a revocation in one channel order.
-    revoke = {
-        "sequence": 2,
-        "orderType": "delete_asset",
-        "licenseType": "normal_recover_usbkey",
-        "enterpriseGlobalId": enterprise,
-        "customerId": customer,
-        "assets": [{"assetNos": [b]}],
-    }
-    mixed = batch(sandbox, "CO-2", [new_buy(1, enterprise, customer, c, "VIEWER"), revoke])
-    assert all(r["licenseOrderId"].startswith("LO-") for r in mixed)
-
-    locked = ok(call(sandbox, "POST", f"{ORDER}/asset/lock", {"assetNums": [a, b], "operatorIdentity": "ops@example.com"}))
-    # 1: disabled; 2: no such lock (b was revoked).
-    assert {r["assetNum"]: r["status"] for r in locked} == {a: 1, b: 2}
-
-    added = ok(
-        call(sandbox, "POST", f"{MEMBER}/enterprise/{enterprise}/member", {"userList": [{"userName": "dave", "name": "Dave", "password": "Initial-Pass-4"}]})
+    revoke = DeleteAssetOrder(
+        sequence=2,
+        order_type="delete_asset",
+        license_type="normal_recover_usbkey",
+        enterprise_global_id=enterprise,
+        customer_id=customer,
+        assets=[RevokedAsset(asset_nos=[b])],
     )
-    assert [m["userName"].split("@")[0] for m in added["succeeded"]] == ["dave"]
-    assert "dave" in employees(sandbox, enterprise)
+    mixed = batch(order, "CO-2", [new_buy(1, enterprise, customer, c, "VIEWER"), revoke])
+    assert all(r.license_order_id.startswith("LO-") for r in mixed)
+
+    lock = LockRequest(asset_nums=[a, b], operator_identity="ops@example.com")
+    locked = present(check(disable_locks.sync_detailed(client=order, g_nonce=NONCE, body=lock)).data)
+    # 1: disabled; 2: no such lock (b was revoked).
+    assert {r.asset_num: r.status for r in locked} == {a: 1, b: 2}
+
+    assert add_member(member, enterprise, NewMember(user_name="dave", name="Dave", password="Initial-Pass-4")) == ["dave"]
+    assert "dave" in employees(member, enterprise)
 
     # One added to the demo's enterprise too: the next test must not see it.
-    ok(call(sandbox, "POST", f"{MEMBER}/enterprise/{acme(sandbox)}/member", {"userList": [{"userName": "erin", "name": "Erin", "password": "Initial-Pass-5"}]}))
-    assert "erin" in employees(sandbox, acme(sandbox))
+    add_member(member, acme(order), NewMember(user_name="erin", name="Erin", password="Initial-Pass-5"))
+    assert "erin" in employees(member, acme(order))
 
 
-def test_each_test_starts_from_the_seed(clean_sandbox: Sandbox) -> None:
-    names = employees(clean_sandbox, acme(clean_sandbox))
+def test_each_test_starts_from_the_seed(order: licensing_order.Client, member: licensing_member.Client) -> None:
+    names = employees(member, acme(order))
     assert {"alice", "bob", "carol"} <= set(names) and "erin" not in names, names
-    status, missing = call(clean_sandbox, "GET", f"{ORDER}/enterprise/user/query", channelCode="CH01", channelCustomerId="CC-GLOBEX", defaultCustomer="N")
-    assert (status, missing.get("data") or []) in ((200, []), (299, [])), missing
+    assert customers_of(order, "CC-GLOBEX") == []
 
 
 def test_the_clock_moves_when_told(clean_sandbox: Sandbox) -> None:
@@ -186,11 +220,13 @@ def test_the_clock_moves_when_told(clean_sandbox: Sandbox) -> None:
     assert clean_sandbox.clock()["now"] == start + 30 * 86_400_000
 
 
-def test_a_fault_fires_as_scripted(clean_sandbox: Sandbox) -> None:
+def test_a_fault_fires_as_scripted(clean_sandbox: Sandbox, order: licensing_order.Client) -> None:
     rule = clean_sandbox.add_fault("allocateShellNums", {"kind": "code", "code": "500"}, times=1)
-    status, failed = call(clean_sandbox, "POST", f"{ORDER}/shellnums", {"size": 1})
-    assert (status, failed["code"]) == (299, "500"), failed
-    assert len(ok(call(clean_sandbox, "POST", f"{ORDER}/shellnums", {"size": 1}))) == 1
+    body = AllocateShellNumsRequest(size=1)
+    with pytest.raises(BusinessError) as failed:
+        check(allocate_shell_nums.sync_detailed(client=order, g_nonce=NONCE, body=body))
+    assert (failed.value.status, failed.value.code) == (299, "500"), failed.value
+    assert len(present(check(allocate_shell_nums.sync_detailed(client=order, g_nonce=NONCE, body=body)).data)) == 1
     assert [(r["id"], r["hits"]) for r in clean_sandbox.faults()] == [(rule["id"], 1)]
 
 
