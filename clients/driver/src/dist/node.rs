@@ -89,9 +89,10 @@ pub(super) fn check_versions(manifest: &Path, version: &str) -> Result<()> {
 }
 
 /// A fresh npm project installing only the two tarballs and licensing-client's, the API
-/// package's dependency (`--offline`: nothing from the registry), a `PATH` without cargo
-/// or rustc, the `npx` programs, and the example suite with its lifecycle checks. Returns
-/// the lines of the summary.
+/// package's dependency and the client the example suite calls the services with (named,
+/// so that the project's `package.json` lists it; `--offline`: nothing from the
+/// registry), a `PATH` without cargo or rustc, the `npx` programs, and the example suite
+/// with its lifecycle checks. Returns the lines of the summary.
 pub fn check(
     root: &Path,
     release: &Release,

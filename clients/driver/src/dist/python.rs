@@ -85,10 +85,11 @@ pub fn wheel(root: &Path, release: &Release) -> Result<PathBuf> {
     Ok(wheel)
 }
 
-/// A fresh venv with nothing but pytest (hash-pinned, from its registry) and the wheel
-/// with its one dependency, licensing-client, and that one's (from the local files,
-/// `--no-index`), a `PATH` without cargo or rustc, and the example suite with its
-/// lifecycle checks. Returns the lines of the summary.
+/// A fresh venv with nothing but pytest (hash-pinned, from its registry), the wheel and
+/// licensing-client, whose generated client the example suite calls the services with,
+/// and that one's dependencies (from the local files, `--no-index`), a `PATH` without
+/// cargo or rustc, and the example suite with its lifecycle checks. Returns the lines of
+/// the summary.
 pub fn check(
     root: &Path,
     release: &Release,
@@ -112,12 +113,15 @@ pub fn check(
     let example = dir.join("example");
     copy_tree(&root.join(SOURCES).join("example"), &example)?;
     run(pip(&["--require-hashes", "--no-deps", "-r"]).arg(example.join("requirements.txt")))?;
+    // licensing-client named as well, not left to the wheel's dependency: the example
+    // suite imports its generated packages itself.
     let install = timed(
         pip(&["--no-index", "--find-links"])
             .arg(&release.dist)
             .arg("--find-links")
             .arg(&clients.wheelhouse)
-            .arg(wheel),
+            .arg(wheel)
+            .arg(&clients.python[0]),
     )?;
     if install > INSTALL_LIMIT_SECS {
         bail!("installing the wheel took {install:.1} s, more than {INSTALL_LIMIT_SECS} s");
