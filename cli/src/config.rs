@@ -270,16 +270,23 @@ impl Context {
     /// Reads the global flags, the environment and the selected profile: `--profile`,
     /// else `LICENSING_PROFILE`, else `default` if it exists.
     pub fn load(matches: &ArgMatches) -> Result<Self, CliError> {
+        Self::load_from(matches, matches.get_one::<String>("profile").cloned())
+    }
+
+    /// As [`Context::load`], but `--profile` is left to the command (`sandbox tenant
+    /// create` writes the profile it names): `LICENSING_PROFILE`, else `default`.
+    pub fn load_without_profile_flag(matches: &ArgMatches) -> Result<Self, CliError> {
+        Self::load_from(matches, None)
+    }
+
+    fn load_from(matches: &ArgMatches, flag: Option<String>) -> Result<Self, CliError> {
         let mut flags = BTreeMap::new();
         for (flag, var) in FLAG_VARS {
             if let Some(value) = matches.get_one::<String>(flag) {
                 flags.insert(*var, value.clone());
             }
         }
-        let chosen = matches
-            .get_one::<String>("profile")
-            .cloned()
-            .or_else(|| env_var("LICENSING_PROFILE"));
+        let chosen = flag.or_else(|| env_var("LICENSING_PROFILE"));
         let (profile_name, profile) = match chosen {
             Some(name) => {
                 let profile = load_profile(&name)?.ok_or_else(|| {
@@ -411,6 +418,45 @@ fn load_profile(name: &str) -> Result<Option<BTreeMap<String, String>>, CliError
     Ok(found.then_some(profile))
 }
 
+/// Whether a profile named `name` exists, with settings or tokens or both.
+pub fn profile_exists(name: &str) -> Result<bool, CliError> {
+    Ok(load_profile(name)?.is_some())
+}
+
+/// Adds `values` (profile keys of [`KEYS`]) to the profile `name`, the secret ones to the
+/// owner-only secrets file, as `licensing profile add` does.
+pub fn save_profile(name: &str, values: &[(&str, String)]) -> Result<(), CliError> {
+    let dir = config_dir()?;
+    let mut settings = read_file(&dir.join("config.toml"), false)?;
+    let mut secrets = read_file(&dir.join("credentials.toml"), true)?;
+    for (key, value) in values {
+        let secret = is_secret(key).expect("a key of KEYS");
+        let target = if secret { &mut secrets } else { &mut settings };
+        target
+            .entry(name.to_string())
+            .or_default()
+            .insert((*key).to_string(), value.clone());
+    }
+    store(&dir, name, &settings, &secrets)
+}
+
+/// Writes the settings and, when `name` has any, the secrets; says where.
+fn store(dir: &Path, name: &str, settings: &Profiles, secrets: &Profiles) -> Result<(), CliError> {
+    // The profile exists once it has any setting, tokens included.
+    let mut settings = settings.clone();
+    settings.entry(name.to_string()).or_default();
+    write_file(&dir.join("config.toml"), &settings, false)?;
+    if secrets.contains_key(name) {
+        write_file(&dir.join("credentials.toml"), secrets, true)?;
+    }
+    eprintln!(
+        "profile `{}` saved in {}",
+        escape(name),
+        escape(&dir.display().to_string())
+    );
+    Ok(())
+}
+
 /// `licensing profile add|list|show|remove`.
 pub fn profile_command(matches: &ArgMatches) -> Result<(), CliError> {
     let dir = config_dir()?;
@@ -458,18 +504,7 @@ pub fn profile_command(matches: &ArgMatches) -> Result<(), CliError> {
                 let target = if secret { &mut secrets } else { &mut settings };
                 target.entry(name.clone()).or_default().insert(key, value);
             }
-            // The profile exists once it has any setting, tokens included.
-            settings.entry(name.clone()).or_default();
-            write_file(&config_path, &settings, false)?;
-            if secrets.contains_key(&name) {
-                write_file(&secrets_path, &secrets, true)?;
-            }
-            eprintln!(
-                "profile `{}` saved in {}",
-                escape(&name),
-                escape(&dir.display().to_string())
-            );
-            Ok(())
+            store(&dir, &name, &settings, &secrets)
         }
         Some(("list", _)) => {
             let mut names: Vec<String> = read_file(&config_path, false)?.into_keys().collect();

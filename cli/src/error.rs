@@ -30,6 +30,9 @@ pub struct CliError {
     pub message: String,
     /// The underlying causes, outermost first.
     pub chain: Vec<String>,
+    /// The HTTP status of a reply that made it fail, when there was one: a `404` under a
+    /// tenant's prefix is then told apart as the tenant gone.
+    pub status: Option<u16>,
 }
 
 impl CliError {
@@ -39,6 +42,7 @@ impl CliError {
             code,
             message: message.into(),
             chain: Vec::new(),
+            status: None,
         }
     }
 
@@ -89,7 +93,14 @@ impl From<licensing_sdk::Error> for CliError {
             E::Config(c) => format!("configuration: {c}"),
             other => other.to_string(),
         };
-        CliError::new(code, message).caused_by(&error)
+        let status = match &error {
+            E::UnexpectedStatus { status, .. } => Some(*status),
+            _ => None,
+        };
+        CliError {
+            status,
+            ..CliError::new(code, message).caused_by(&error)
+        }
     }
 }
 

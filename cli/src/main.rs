@@ -86,14 +86,25 @@ async fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
         }
         "profile" => config::profile_command(sub),
         _ => {
-            let ctx = config::Context::load(sub)?;
+            let ctx = if name == "sandbox" && sandbox::writes_profile(sub) {
+                config::Context::load_without_profile_flag(sub)?
+            } else {
+                config::Context::load(sub)?
+            };
             let mut sink = Sink::stdout(format(sub));
             match name {
                 "order" | "member" => {
                     let (command, m) = sub.subcommand().expect("clap requires a subcommand");
                     let op = ops::find(name, command).expect("built from the same records");
                     let input = input::Input::from_matches(op, m, &ctx)?;
-                    ops::dispatch(&ctx, op, &input, &mut sink).await
+                    let url = if name == "order" {
+                        "LICENSING_ORDER_URL"
+                    } else {
+                        "LICENSING_MEMBER_URL"
+                    };
+                    ops::dispatch(&ctx, op, &input, &mut sink)
+                        .await
+                        .map_err(|e| sandbox::tenant_gone(&ctx, &[url], e))
                 }
                 "api" => api::run(&ctx, sub, &mut sink).await,
                 "orders" => {

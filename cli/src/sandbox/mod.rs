@@ -3,6 +3,7 @@
 
 mod faults;
 mod journal;
+mod tenant;
 
 use clap::{Arg, ArgMatches, Command};
 use licensing_sandbox_client::{self as admin, types as t};
@@ -18,7 +19,7 @@ use crate::{
 /// The `sandbox` command tree.
 pub fn command() -> Command {
     Command::new("sandbox")
-        .about("The simulator's sandbox: reset, state, seeds, journal, faults, clock")
+        .about("The simulator's sandbox: reset, state, seeds, journal, faults, clock, tenants")
         .subcommand_required(true)
         .subcommand(reset_command())
         .subcommand(state_command())
@@ -26,6 +27,19 @@ pub fn command() -> Command {
         .subcommand(journal::command())
         .subcommand(faults::command())
         .subcommand(clock_command())
+        .subcommand(tenant::command())
+}
+
+/// Whether the command is `sandbox tenant create`, whose `--profile` names the profile it
+/// writes: the simulator is then reached without it.
+pub fn writes_profile(m: &ArgMatches) -> bool {
+    tenant::writes_profile(m)
+}
+
+/// A failed call through the base URL the first of `vars` gives: a `404` where that URL
+/// is a tenant's is told as the tenant gone.
+pub fn tenant_gone(ctx: &Context, vars: &[&str], e: CliError) -> CliError {
+    tenant::gone(ctx, vars, e)
 }
 
 fn reset_command() -> Command {
@@ -88,26 +102,40 @@ fn clock_command() -> Command {
 /// An admin call's failure: the admin API's own error body, or the transport's.
 fn failed<E: Serialize + std::fmt::Debug>(e: progenitor_client::Error<E>) -> CliError {
     match e {
+        // The admin API's errors are `{"message", "field"}`: the field first, as the
+        // command line's own refusals name theirs.
         progenitor_client::Error::ErrorResponse(r) => {
             let status = r.status();
-            let body = serde_json::to_string(&r.into_inner()).unwrap_or_default();
-            CliError::new(exit::API, format!("sandbox: HTTP {status}: {body}"))
+            let body = serde_json::to_value(r.into_inner()).unwrap_or_default();
+            let text = |key: &str| body.get(key).and_then(serde_json::Value::as_str);
+            let what = match (text("field"), text("message")) {
+                (Some(field), Some(message)) => format!("`{field}` {message}"),
+                (None, Some(message)) => message.to_string(),
+                _ => body.to_string(),
+            };
+            CliError {
+                status: Some(status.as_u16()),
+                ..CliError::new(exit::API, format!("sandbox: HTTP {status}: {what}"))
+            }
         }
         progenitor_client::Error::CommunicationError(e) => {
             CliError::new(exit::TRANSPORT, format!("sandbox: {e}")).caused_by(&e)
         }
-        progenitor_client::Error::UnexpectedResponse(r) => CliError::new(
-            exit::API,
-            format!(
-                "sandbox: HTTP {}{}",
-                r.status(),
-                if r.status().as_u16() == 401 {
-                    " (set LICENSING_SANDBOX_TOKEN to the simulator's admin token)"
-                } else {
-                    ""
-                }
-            ),
-        ),
+        progenitor_client::Error::UnexpectedResponse(r) => CliError {
+            status: Some(r.status().as_u16()),
+            ..CliError::new(
+                exit::API,
+                format!(
+                    "sandbox: HTTP {}{}",
+                    r.status(),
+                    if r.status().as_u16() == 401 {
+                        " (set LICENSING_SANDBOX_TOKEN to the simulator's admin token)"
+                    } else {
+                        ""
+                    }
+                ),
+            )
+        },
         other => CliError::new(exit::API, format!("sandbox: {other}")),
     }
 }
@@ -134,8 +162,10 @@ pub async fn run(ctx: &Context, m: &ArgMatches, sink: &mut Sink) -> Result<(), C
         ("journal", m) => journal::run(&admin, m, sink).await,
         ("faults", m) => faults::run(&admin, m, sink).await,
         ("clock", m) => clock(&admin, m, sink).await,
+        ("tenant", m) => tenant::run(ctx, &admin, m, sink).await,
         _ => unreachable!(),
     }
+    .map_err(|e| tenant::gone(ctx, &["LICENSING_SANDBOX_URL", "LICENSING_ORDER_URL"], e))
 }
 
 async fn reset(admin: &admin::Client, m: &ArgMatches, sink: &mut Sink) -> Result<(), CliError> {

@@ -6,6 +6,7 @@ mod bulk;
 mod commands;
 mod config;
 mod exactly_once;
+mod tenant;
 mod torn;
 
 use std::{
@@ -45,6 +46,13 @@ pub struct Sim {
 
 impl Sim {
     pub fn start() -> Self {
+        Self::start_with(|builder| builder)
+    }
+
+    /// As [`Sim::start`], with more of the simulator's settings.
+    pub fn start_with(
+        settings: impl FnOnce(licensing_sim::SimulatorBuilder) -> licensing_sim::SimulatorBuilder,
+    ) -> Self {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -52,7 +60,7 @@ impl Sim {
             .unwrap();
         let seed = licensing_sim::admin::builtin_seed("demo").unwrap();
         let sim = rt
-            .block_on(Simulator::builder().seed(seed).start())
+            .block_on(settings(Simulator::builder().seed(seed)).start())
             .unwrap();
         Sim {
             rt,
