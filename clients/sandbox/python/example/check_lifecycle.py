@@ -7,7 +7,11 @@ process, and checks by PID that no ``licensing-sim`` outlives any of them:
 3. Ctrl-C: SIGINT sent to pytest while a test runs (``lifecycle/waits.py``), as a terminal
    sends it to its foreground group, of which the simulator is not a member;
 4. pytest killed (SIGKILL) while a test runs: no clean-up code runs at all, and the
-   simulator must end by itself, on its standard input's end.
+   simulator must end by itself, on its standard input's end;
+5. one shared simulator, started here, and ``test_tenants.py`` in four pytest-xdist workers
+   against it (``--licensing-url``), each test in a tenant of its own: the run must pass,
+   have used more than one worker, and leave no tenant behind and the default tenant's
+   state as it was.
 
 Usage: ``python check_lifecycle.py COVERAGE_FILE`` with the venv's python, pytest and the
 wheel installed. Exits non-zero naming the case that failed. POSIX only (signals, /proc
@@ -101,6 +105,40 @@ def kill(child: subprocess.Popen[bytes]) -> None:
     child.kill()
 
 
+def shared_case() -> None:
+    """Case 5: the tenants of one shared simulator, in four workers."""
+    from licensing_sandbox import Sandbox, SandboxError
+
+    with Sandbox.start(seed="demo") as shared, tempfile.TemporaryDirectory() as folder:
+        before = shared.state()
+        env = {
+            **os.environ,
+            "LICENSING_SANDBOX_URL": shared.url,
+            "LICENSING_SANDBOX_ADMIN_TOKEN": shared.admin_token or "",
+            "LICENSING_EXAMPLE_TENANTS": folder,
+        }
+        env.pop("LICENSING_EXAMPLE_PID_FILE", None)
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "4", "--licensing-seed", "demo"]
+        print("$", " ".join([*command, "test_tenants.py"]), flush=True)
+        status = subprocess.run([*command, "test_tenants.py"], cwd=HERE, env=env, timeout=CASE_TIMEOUT).returncode
+        if status != 0:
+            raise SystemExit(f"tenants in four workers: pytest exited {status}, expected 0")
+        recorded = [name.split("-", 1) for name in os.listdir(folder)]
+        workers = {worker for worker, _ in recorded}
+        if len(recorded) < 9 or len(workers) < 2:
+            raise SystemExit(f"tenants in four workers: {len(recorded)} tenants recorded by workers {sorted(workers)}")
+        for _, tenant in recorded:
+            try:
+                shared.get_tenant(tenant)
+                raise SystemExit(f"tenants in four workers: tenant {tenant} is still there after the run")
+            except SandboxError as error:
+                if error.status != 404:
+                    raise
+        if shared.tenants()["tenants"] or shared.state() != before:
+            raise SystemExit("tenants in four workers: the shared sandbox is not as it was before the run")
+    print(f"ok: tenants in four workers: {len(recorded)} tenants of workers {sorted(workers)}, all gone", flush=True)
+
+
 def main() -> None:
     if len(sys.argv) != 2:
         raise SystemExit("usage: check_lifecycle.py COVERAGE_FILE")
@@ -117,7 +155,8 @@ def main() -> None:
     case("Ctrl-C (SIGINT to pytest)", "lifecycle/waits.py", expect=2, act=interrupt)
     # Killed, it cannot stop the simulator: the simulator sees its stdin end and stops.
     case("pytest killed (SIGKILL)", "lifecycle/waits.py", expect=-signal.SIGKILL, act=kill, grace=10.0)
-    print("4 passed, 0 failed", flush=True)
+    shared_case()
+    print("5 passed, 0 failed", flush=True)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,17 @@ faults, clock, coverage)::
         sandbox.advance_clock(days=1)
         sandbox.add_fault("batchOrder", {"kind": "code", "code": "500"}, times=1)
 
+``Sandbox.connect(url, admin_token)`` is a sandbox someone else runs (a team's shared one);
+``sandbox.tenant()`` is a sandbox of its own inside either, its state, clock, fault rules,
+journal and tokens its alone, under its own ``url``, until ``delete()``::
+
+    with Sandbox.connect("http://sandbox.internal:8080", token).tenant(seed="demo") as tenant:
+        tenant.url, tenant.app_token
+        tenant.advance_clock(days=1)  # this tenant's clock only
+
 The pytest plugin (``licensing_sandbox.pytest_plugin``, loaded by pytest on its own) adds
-the ``licensing_sandbox`` and ``clean_sandbox`` fixtures and ``--licensing-coverage``.
+the ``licensing_sandbox``, ``clean_sandbox`` and ``licensing_tenant`` fixtures,
+``--licensing-url`` and ``--licensing-coverage``.
 """
 
 from ._sandbox import (
@@ -22,6 +31,7 @@ from ._sandbox import (
     DEFAULT_USER_TOKEN,
     Sandbox,
     SandboxError,
+    Tenant,
     binary,
 )
 from ._version import __version__
@@ -32,6 +42,7 @@ __all__ = [
     "DEFAULT_USER_TOKEN",
     "Sandbox",
     "SandboxError",
+    "Tenant",
     "__version__",
     "binary",
 ]
