@@ -7,7 +7,10 @@
 //    terminal sends it to its foreground group, of which the simulator is not a member;
 // 4. the test runner and its test process killed (SIGKILL to the group) while a test
 //    runs: no clean-up code runs at all, and the simulator must end by itself, on its
-//    standard input's end.
+//    standard input's end;
+// 5. one shared simulator, started here, and tenants.test.mjs against it
+//    (LICENSING_SANDBOX_URL), its tests at the same time, each in tenants of its own: the
+//    run must pass and leave no tenant behind and the default tenant's state as it was.
 //
 // Usage: node check_lifecycle.mjs COVERAGE_FILE, in a project with licensing-sandbox
 // installed. Exits non-zero naming the case that failed. POSIX only.
@@ -17,6 +20,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+
+import { startSandbox } from "licensing-sandbox";
 import { setTimeout as sleep } from "node:timers/promises";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -119,4 +124,26 @@ await runCase("the run killed (SIGKILL to its group)", "lifecycle/waits.mjs", {
   act: (child) => process.kill(-child.pid, "SIGKILL"),
   graceMs: 10_000,
 });
-console.log("4 passed, 0 failed");
+{
+  const name = "tenants of one shared simulator";
+  const shared = await startSandbox({ seed: "demo" });
+  try {
+    const before = JSON.stringify(await shared.state());
+    const args = ["--test", "--test-reporter=spec", "tenants.test.mjs"];
+    console.log(`$ node ${args.join(" ")}`);
+    const child = spawn(process.execPath, args, {
+      cwd: HERE,
+      env: { ...process.env, LICENSING_SANDBOX_URL: shared.url, LICENSING_SANDBOX_ADMIN_TOKEN: shared.tokens.admin },
+      stdio: "inherit",
+    });
+    const [code, signal] = await exited(child);
+    if (code !== 0) throw new Error(`${name}: the test run ended with ${code ?? signal}`);
+    const { tenants } = await shared.tenants();
+    if (tenants.length !== 0) throw new Error(`${name}: ${tenants.length} tenants left after the run`);
+    if (JSON.stringify(await shared.state()) !== before) throw new Error(`${name}: the default tenant's state changed`);
+    console.log(`ok: ${name}: the run passed, no tenant left, the default tenant as it was`);
+  } finally {
+    await shared.stop();
+  }
+}
+console.log("5 passed, 0 failed");

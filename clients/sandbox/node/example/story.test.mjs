@@ -18,6 +18,8 @@ import { after, before, beforeEach, test } from "node:test";
 import { BusinessError, memberClient, orderClient, outcome, unwrap } from "licensing-client";
 import { Sandbox, SandboxError, startSandbox } from "licensing-sandbox";
 
+import { newBuy } from "./orders.mjs";
+
 const ORDER = "/order/api/order/v1";
 const MEMBER = "/me/api/v1";
 // Every call of the services' clients: a hung simulator fails the test instead of stalling it.
@@ -47,50 +49,6 @@ async function refused(call, code) {
   assert.ok(result.error instanceof BusinessError);
   assert.equal(result.error.code, code, result.error.message);
   return result.error;
-}
-
-function newBuy(sequence, enterprise, customer, number, product) {
-  return {
-    sequence,
-    orderType: "new_buy",
-    licenseType: "normal_recover_usbkey",
-    enterpriseGlobalId: enterprise,
-    customerId: customer,
-    crmCustomerId: "CRM-GLOBEX",
-    customerName: "Globex Engineering",
-    channelCustomerId: "CC-GLOBEX",
-    adminName: "Ada Admin",
-    adminAccount: "ada",
-    adminEmail: "ada@example.com",
-    adminCellNumber: "13800000000",
-    passwordMobile: "13800000000",
-    address: "12 Harbour Road",
-    customerType: "company",
-    branchCode: "BR01",
-    branchName: "South",
-    assets: [
-      {
-        assetNos: [number],
-        products: [
-          {
-            crmProductId: `P-${number}`,
-            parentCrmProductId: `A-${number}`,
-            productUri: product,
-            productName: `${product} license`,
-            productType: "software",
-            limitConcurrent: 5,
-            limitTimeDuration: 0,
-            trial: 0,
-            trialEndDate: 0,
-            timeUnit: "year",
-            timeUnitQuantity: 1,
-            timeDurationExpression: "1-0-0",
-            productFeatures: [],
-          },
-        ],
-      },
-    ],
-  };
 }
 
 async function batch(channelOrderId, orders) {

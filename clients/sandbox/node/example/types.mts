@@ -5,7 +5,15 @@
 // `@ts-expect-error` below must meet its error).
 
 import { BusinessError, orderClient, outcome, unwrap } from "licensing-client";
-import { type Clock, type FaultRule, type JournalPage, type Sandbox, startSandbox } from "licensing-sandbox";
+import {
+  type Clock,
+  type FaultRule,
+  type JournalPage,
+  type Sandbox,
+  type Tenant,
+  connectSandbox,
+  startSandbox,
+} from "licensing-sandbox";
 
 export async function story(): Promise<number> {
   const sandbox: Sandbox = await startSandbox({ seed: "demo", trialMemberLimit: 5 });
@@ -18,6 +26,18 @@ export async function story(): Promise<number> {
   await sandbox.addFault("batchOrder", { kind: "no-such-kind" });
   await sandbox.stop();
   return clock.now + rule.id + page.entries.length + wrong.length;
+}
+
+// A tenant of a shared sandbox: its tokens are strings, its admin operations the same.
+export async function tenant(url: string): Promise<number> {
+  const shared: Sandbox = await connectSandbox(url, { adminToken: "token" });
+  const own: Tenant = await shared.tenant({ name: "worker-3", seed: "demo", ttl: 600 });
+  const app: string = own.tokens.app;
+  const clock: Clock = await own.advanceClock({ days: 1 });
+  // @ts-expect-error: no such region in the admin API's document
+  await shared.tenant({ region: "mars" });
+  await own.delete();
+  return app.length + clock.now + (shared.pid ?? 0);
 }
 
 // The generated client's types, as the story's calls meet them: its paths and bodies are the

@@ -70,15 +70,18 @@ export type ImportResult = AdminSchemas["ImportResult"];
 /** What a fault rule matches besides its operation: `times`, `probability`, … */
 export type FaultMatch = Omit<AdminSchemas["FaultRuleSpec"], "operation" | "fault">;
 
-/** A running `licensing-sim` of this process's. */
-export declare class Sandbox {
+export type TenantReply = AdminSchemas["Tenant"];
+export type TenantList = AdminSchemas["TenantList"];
+/** What a new tenant starts with (every field optional): `name` (at most 100 characters),
+ * `seed` (a built-in seed's name), `region`, `ttl` (seconds without a request before the
+ * simulator removes it). */
+export type TenantOptions = AdminSchemas["TenantSpec"];
+
+/** The admin operations a sandbox and each of its tenants have alike (a tenant's act on
+ * it alone). */
+export declare abstract class AdminApi {
   /** The base address of both services and the admin API. */
   readonly url: string;
-  readonly pid: number;
-  readonly tokens: Tokens;
-  /** Stops the simulator; resolves once it is gone (safe to call twice). */
-  stop(): Promise<void>;
-  [Symbol.asyncDispose](): Promise<void>;
   /** One admin request (`path` below `/__sandbox/v1`). */
   request(method: string, path: string, body?: unknown, query?: Record<string, unknown>): Promise<unknown>;
   reset(enterpriseGlobalId?: string): Promise<ResetResult>;
@@ -103,6 +106,63 @@ export declare class Sandbox {
    * `.json`, `.xml` for JUnit, else markdown); written to `path` too when given. */
   coverage(options?: { format?: "markdown" | "json" | "junit"; path?: string }): Promise<string>;
 }
+
+/** A running `licensing-sim` of this process's (`startSandbox`), or one that runs
+ * elsewhere (`connectSandbox`), which `stop` leaves running. */
+export declare class Sandbox extends AdminApi {
+  /** null for a sandbox connected to. */
+  readonly pid: number | null;
+  readonly tokens: Tokens;
+  /** Stops the simulator; resolves once it is gone (safe to call twice). */
+  stop(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+  /** A new tenant: its own state, ids, clock, fault rules, journal and tokens, under its
+   * own `url`; `await using` it, or call `delete()`. */
+  tenant(options?: TenantOptions): Promise<Tenant>;
+  /** The live tenants, oldest first, without their tokens. */
+  tenants(): Promise<TenantList>;
+  /** One tenant with its tokens; a SandboxError with status 404 when there is none. */
+  getTenant(id: string): Promise<TenantReply>;
+}
+
+/** A tenant's credentials, accepted under its prefix only. */
+export interface TenantTokens {
+  app: string;
+  client: string;
+  user: string;
+  admin: string;
+}
+
+/** One tenant of a sandbox. */
+export declare class Tenant extends AdminApi {
+  /** 32 lowercase hexadecimal digits. */
+  readonly id: string;
+  readonly name: string | null;
+  readonly tokens: TenantTokens;
+  /** The ids its seed gave what it named; null without a seed. */
+  readonly seeded: TenantReply["seeded"] | null;
+  /** Removes it with everything it holds; its prefix answers 404 from then on (safe to
+   * call twice). */
+  delete(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** `connectSandbox`'s options. */
+export interface ConnectOptions {
+  /** The sandbox's admin token (its `--admin-token`); none: a loopback sandbox without one. */
+  adminToken?: string | null;
+  /** Its default tenant's tokens, when they are not the simulator's defaults. */
+  appToken?: string;
+  clientToken?: string;
+  userToken?: string;
+  /** Bytes of an admin reply read at most (default `MAX_REPLY_BYTES`). */
+  maxReplyBytes?: number;
+  /** Milliseconds to keep trying until it answers (default 0: one try). */
+  timeoutMs?: number;
+}
+
+/** The sandbox someone else runs at `url` (a team's shared one), once its admin API answers. */
+export declare function connectSandbox(url: string, options?: ConnectOptions): Promise<Sandbox>;
 
 /** Starts `licensing-sim` on a free loopback port; resolves once it answers. */
 export declare function startSandbox(options?: SandboxOptions): Promise<Sandbox>;

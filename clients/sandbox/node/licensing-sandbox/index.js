@@ -2,7 +2,9 @@
 // `licensing-sim` (from the platform package, `licensing-sandbox-<os>-<cpu>`) on a free
 // loopback port and resolves once it answers; its admin API is driven through the
 // generated client of `sim/spec/sandbox.yaml` (`sandboxClient` of licensing-client, on
-// openapi-fetch). Types: index.d.ts.
+// openapi-fetch). `connectSandbox(url, { adminToken })` is one that runs elsewhere (a team's
+// shared one); `sandbox.tenant()` a sandbox of its own inside either, under its own URL.
+// Types: index.d.ts.
 
 import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -171,60 +173,27 @@ function end(child, timeoutMs = STOP_TIMEOUT_MS) {
   });
 }
 
-class Sandbox {
-  #child;
+/** Calls one generated operation with the admin client: `this[CALL](what, (admin) => …)`,
+ * for the subclasses below, the private field staying private. */
+const CALL = Symbol("call");
+
+/** The admin operations a sandbox and each of its tenants have alike: a tenant's are the
+ * same calls under its prefix, with its own admin token. */
+class AdminApi {
   #admin;
   #checkpoint = null;
 
-  constructor(child, url, tokens, { maxReplyBytes = MAX_REPLY_BYTES } = {}) {
-    this.#child = child;
+  constructor(url, adminToken, { maxReplyBytes = MAX_REPLY_BYTES } = {}) {
     this.url = url;
-    this.pid = child.pid;
-    this.tokens = { app: tokens.appToken, client: tokens.clientToken, user: tokens.userToken, admin: tokens.adminToken ?? null };
     const fetch = (request) => boundedFetch(request, maxReplyBytes);
-    this.#admin = sandboxClient(url, this.tokens.admin ?? undefined, { fetch });
-  }
-
-  toJSON() {
-    // The tokens stay out of logs and snapshots.
-    return { url: this.url, pid: this.pid };
-  }
-
-  async waitUntilAnswering(deadline) {
-    for (;;) {
-      try {
-        await this.clock();
-        return;
-      } catch (error) {
-        if (Date.now() > deadline || this.#child.exitCode !== null) {
-          throw new SandboxError(`licensing-sim at ${this.url} does not answer: ${error.message}`);
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-  }
-
-  /** Stops the simulator and resolves once it is gone (safe to call twice). */
-  stop() {
-    return end(this.#child);
-  }
-
-  async [Symbol.asyncDispose]() {
-    await this.stop();
-  }
-
-  /** One admin request (`path` below `/__sandbox/v1`), for what the methods below do not
-   * cover: the decoded JSON reply or null. */
-  request(method, path, body, query) {
-    const params = Object.fromEntries(Object.entries(query ?? {}).filter(([, v]) => v !== undefined && v !== null));
-    return this.#call(`${method} ${path}`, this.#admin.request(method, `/__sandbox/v1${path}`, { body, params: { query: params } }));
+    this.#admin = sandboxClient(url, adminToken ?? undefined, { fetch });
   }
 
   /** The reply of one generated call: its data (null when empty), or a SandboxError. */
-  async #call(what, pending) {
+  async [CALL](what, send) {
     let reply;
     try {
-      reply = await pending;
+      reply = await send(this.#admin);
     } catch (error) {
       throw error instanceof SandboxError ? error : new SandboxError(`${what}: ${error.cause?.message ?? error.message}`);
     }
@@ -236,19 +205,26 @@ class Sandbox {
     return data ?? null;
   }
 
+  /** One admin request (`path` below `/__sandbox/v1`), for what the methods below do not
+   * cover: the decoded JSON reply or null. */
+  request(method, path, body, query) {
+    const params = Object.fromEntries(Object.entries(query ?? {}).filter(([, v]) => v !== undefined && v !== null));
+    return this[CALL](`${method} ${path}`, (a) => a.request(method, `/__sandbox/v1${path}`, { body, params: { query: params } }));
+  }
+
   reset(enterpriseGlobalId) {
-    return this.#call("reset", this.#admin.POST("/__sandbox/v1/reset", { body: enterpriseGlobalId ? { enterpriseGlobalId } : {} }));
+    return this[CALL]("reset", (a) => a.POST("/__sandbox/v1/reset", { body: enterpriseGlobalId ? { enterpriseGlobalId } : {} }));
   }
   seed(seed = "demo") {
     return typeof seed === "string"
-      ? this.#call(`seed ${seed}`, this.#admin.POST("/__sandbox/v1/seeds/{name}", { params: { path: { name: seed } } }))
-      : this.#call("seed", this.#admin.POST("/__sandbox/v1/seed", { body: seed }));
+      ? this[CALL](`seed ${seed}`, (a) => a.POST("/__sandbox/v1/seeds/{name}", { params: { path: { name: seed } } }))
+      : this[CALL]("seed", (a) => a.POST("/__sandbox/v1/seed", { body: seed }));
   }
   state() {
-    return this.#call("export state", this.#admin.GET("/__sandbox/v1/state"));
+    return this[CALL]("export state", (a) => a.GET("/__sandbox/v1/state"));
   }
   importState(document) {
-    return this.#call("import state", this.#admin.PUT("/__sandbox/v1/state", { body: document }));
+    return this[CALL]("import state", (a) => a.PUT("/__sandbox/v1/state", { body: document }));
   }
   async checkpoint() {
     this.#checkpoint = await this.state();
@@ -260,33 +236,33 @@ class Sandbox {
   }
   journal(filters) {
     const query = Object.fromEntries(Object.entries(filters ?? {}).filter(([, v]) => v !== undefined && v !== null));
-    return this.#call("journal", this.#admin.GET("/__sandbox/v1/journal", { params: { query } }));
+    return this[CALL]("journal", (a) => a.GET("/__sandbox/v1/journal", { params: { query } }));
   }
   async clearJournal() {
-    await this.#call("clear journal", this.#admin.DELETE("/__sandbox/v1/journal"));
+    await this[CALL]("clear journal", (a) => a.DELETE("/__sandbox/v1/journal"));
   }
   faults() {
-    return this.#call("faults", this.#admin.GET("/__sandbox/v1/faults"));
+    return this[CALL]("faults", (a) => a.GET("/__sandbox/v1/faults"));
   }
   addFault(operation, fault, match = {}) {
-    return this.#call("add fault", this.#admin.POST("/__sandbox/v1/faults", { body: { operation, fault, ...match } }));
+    return this[CALL]("add fault", (a) => a.POST("/__sandbox/v1/faults", { body: { operation, fault, ...match } }));
   }
   async removeFault(id) {
     const path = { id: Number(id) };
-    await this.#call(`remove fault ${id}`, this.#admin.DELETE("/__sandbox/v1/faults/{id}", { params: { path } }));
+    await this[CALL](`remove fault ${id}`, (a) => a.DELETE("/__sandbox/v1/faults/{id}", { params: { path } }));
   }
   async clearFaults() {
-    await this.#call("clear faults", this.#admin.DELETE("/__sandbox/v1/faults"));
+    await this[CALL]("clear faults", (a) => a.DELETE("/__sandbox/v1/faults"));
   }
   clock() {
-    return this.#call("clock", this.#admin.GET("/__sandbox/v1/clock"));
+    return this[CALL]("clock", (a) => a.GET("/__sandbox/v1/clock"));
   }
   setClock(nowMs, frozen = true) {
-    return this.#call("set clock", this.#admin.PUT("/__sandbox/v1/clock", { body: { now: Math.trunc(nowMs), frozen } }));
+    return this[CALL]("set clock", (a) => a.PUT("/__sandbox/v1/clock", { body: { now: Math.trunc(nowMs), frozen } }));
   }
   advanceClock({ ms = 0, seconds = 0, days = 0 } = {}) {
     const body = { ms: Math.trunc(ms + seconds * 1000 + days * 86_400_000) };
-    return this.#call("advance clock", this.#admin.POST("/__sandbox/v1/clock/advance", { body }));
+    return this[CALL]("advance clock", (a) => a.POST("/__sandbox/v1/clock/advance", { body }));
   }
 
   /** `licensing-proxy coverage` over the journal; written to `path` too when given. */
@@ -314,6 +290,134 @@ class Sandbox {
   }
 }
 
+/** A running `licensing-sim` of this process's (`startSandbox`), or one that runs
+ * elsewhere, a team's shared one (`connectSandbox`), never stopped from here. */
+class Sandbox extends AdminApi {
+  #child;
+  #maxReplyBytes;
+
+  constructor(child, url, tokens, { maxReplyBytes = MAX_REPLY_BYTES } = {}) {
+    super(url, tokens.adminToken, { maxReplyBytes });
+    this.#child = child;
+    this.#maxReplyBytes = maxReplyBytes;
+    this.pid = child?.pid ?? null;
+    this.tokens = { app: tokens.appToken, client: tokens.clientToken, user: tokens.userToken, admin: tokens.adminToken ?? null };
+  }
+
+  toJSON() {
+    // The tokens stay out of logs and snapshots.
+    return { url: this.url, pid: this.pid };
+  }
+
+  async waitUntilAnswering(deadline) {
+    for (;;) {
+      try {
+        await this.clock();
+        return;
+      } catch (error) {
+        if (Date.now() > deadline || (this.#child && this.#child.exitCode !== null)) {
+          throw new SandboxError(`licensing-sim at ${this.url} does not answer: ${error.message}`);
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+
+  /** Stops the simulator and resolves once it is gone (safe to call twice); one connected
+   * to is left running. */
+  stop() {
+    return this.#child ? end(this.#child) : Promise.resolve();
+  }
+
+  async [Symbol.asyncDispose]() {
+    await this.stop();
+  }
+
+  /** A new tenant: a sandbox of its own under this one's address (`name`, `seed`: a
+   * built-in seed's name, `region`, `ttl` in seconds). */
+  async tenant(options = {}) {
+    const body = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined && v !== null));
+    const reply = await this[CALL]("create tenant", (a) => a.POST("/__sandbox/v1/tenants", { body }));
+    const remove = () => this[CALL](`delete tenant ${reply.id}`, (a) => a.DELETE("/__sandbox/v1/tenants/{id}", { params: { path: { id: reply.id } } }));
+    const tenant = new Tenant(reply, remove, { maxReplyBytes: this.#maxReplyBytes });
+    try {
+      await tenant.checkpoint();
+    } catch (error) {
+      await tenant.delete();
+      throw error;
+    }
+    return tenant;
+  }
+
+  /** The live tenants, oldest first, without their tokens (`{ tenants, max }`). */
+  tenants() {
+    return this[CALL]("tenants", (a) => a.GET("/__sandbox/v1/tenants"));
+  }
+
+  /** One tenant with its tokens; a SandboxError with status 404 when there is none. */
+  getTenant(id) {
+    return this[CALL](`tenant ${id}`, (a) => a.GET("/__sandbox/v1/tenants/{id}", { params: { path: { id: String(id) } } }));
+  }
+}
+
+/** One tenant of a sandbox: `url` for every client, its own tokens (accepted under its
+ * prefix only) and admin operations acting on it alone, until `delete()`. */
+class Tenant extends AdminApi {
+  #remove;
+
+  constructor(reply, remove, options) {
+    super(reply.url, reply.tokens.admin, options);
+    this.#remove = remove;
+    this.id = reply.id;
+    this.name = reply.name ?? null;
+    this.tokens = { ...reply.tokens };
+    this.seeded = reply.seeded ?? null;
+  }
+
+  toJSON() {
+    return { id: this.id, url: this.url };
+  }
+
+  /** Removes the tenant with everything it holds; its prefix answers 404 from then on.
+   * Safe to call twice; one already removed (its time to live past) is no error. */
+  async delete() {
+    const remove = this.#remove;
+    this.#remove = null;
+    if (!remove) return;
+    try {
+      await remove();
+    } catch (error) {
+      if (!(error instanceof SandboxError && error.status === 404)) throw error;
+    }
+  }
+
+  async [Symbol.asyncDispose]() {
+    await this.delete();
+  }
+}
+
+/**
+ * The sandbox someone else runs at `url` (a team's shared one), once its admin API answers.
+ * @param {string} url
+ * @param {{ adminToken?: string | null, appToken?: string, clientToken?: string, userToken?: string, maxReplyBytes?: number, timeoutMs?: number }} [options]
+ */
+export async function connectSandbox(url, options = {}) {
+  const { adminToken = null, maxReplyBytes = MAX_REPLY_BYTES, timeoutMs = 0 } = options;
+  const tokens = {
+    appToken: options.appToken ?? DEFAULT_APP_TOKEN,
+    clientToken: options.clientToken ?? DEFAULT_CLIENT_TOKEN,
+    userToken: options.userToken ?? DEFAULT_USER_TOKEN,
+    adminToken,
+  };
+  const sandbox = new Sandbox(null, url.replace(/\/+$/, ""), tokens, { maxReplyBytes });
+  try {
+    await sandbox.waitUntilAnswering(Date.now() + timeoutMs);
+  } catch (error) {
+    throw new SandboxError(`no sandbox answers at ${url}: ${error.message}`, error.status);
+  }
+  return sandbox;
+}
+
 /** `fetch` with a timeout, whose reply's body is read whole here and refused past `limit`
  * bytes, however it is framed (a Content-Length that lies, chunks without end). */
 async function boundedFetch(request, limit) {
@@ -334,4 +438,4 @@ async function boundedFetch(request, limit) {
   return new Response(body, { status: reply.status, statusText: reply.statusText, headers: reply.headers });
 }
 
-export { Sandbox };
+export { Sandbox, Tenant };
