@@ -241,4 +241,22 @@ fn bad_input_is_refused_naming_the_field_or_rule() {
     sim.ok(&["sandbox", "tenant", "create", "--profile", "t1"]);
     let output = through_profile(&sim, "t1", &["sandbox", "tenant", "list"]);
     assert_exit(&output, 2, "is a tenant's address");
+    // A name the simulator accepts is still escaped for the terminal: a bidi override
+    // would make the line read otherwise.
+    let created = sim.ok(&[
+        "sandbox",
+        "tenant",
+        "create",
+        "--name",
+        "w\u{202e}x",
+        "-o",
+        "table",
+    ]);
+    let listed = sim.ok(&["sandbox", "tenant", "list", "-o", "table"]);
+    for text in [created, listed] {
+        assert!(
+            text.contains("w\\u{202e}x") && !text.contains('\u{202e}'),
+            "{text}"
+        );
+    }
 }
