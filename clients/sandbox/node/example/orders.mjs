@@ -1,5 +1,15 @@
-// What the example suites order: a new_buy of one asset of Globex Engineering, every
-// documented field given.
+// What the example suites order: Globex Engineering bound to CH01, and a new_buy of one
+// of its assets, every documented field given.
+
+/** The body that binds Globex to CH01 as the channel customer CC-GLOBEX. */
+export const BIND_GLOBEX = {
+  channelCode: "CH01",
+  channelCustomerId: "CC-GLOBEX",
+  customerName: "Globex Engineering (CH01)",
+  branchName: "South",
+  enterpriseName: "Globex Engineering",
+  passwordMobile: "13800000000",
+};
 
 /** A `new_buy` order of asset `number` with one product `product`. */
 export function newBuy(sequence, enterprise, customer, number, product) {

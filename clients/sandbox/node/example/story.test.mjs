@@ -18,7 +18,7 @@ import { after, before, beforeEach, test } from "node:test";
 import { BusinessError, memberClient, orderClient, outcome, unwrap } from "licensing-client";
 import { Sandbox, SandboxError, startSandbox } from "licensing-sandbox";
 
-import { newBuy } from "./orders.mjs";
+import { BIND_GLOBEX, newBuy } from "./orders.mjs";
 
 const ORDER = "/order/api/order/v1";
 const MEMBER = "/me/api/v1";
@@ -103,14 +103,7 @@ test("a partner's story", async () => {
     }),
   );
   const enterprise = created.enterpriseGlobalId;
-  const bind = {
-    channelCode: "CH01",
-    channelCustomerId: "CC-GLOBEX",
-    customerName: "Globex Engineering (CH01)",
-    branchName: "South",
-    enterpriseName: "Globex Engineering",
-    passwordMobile: "13800000000",
-  };
+  const bind = BIND_GLOBEX;
   const customer = (await unwrap(order.POST(`${ORDER}/enterprise/user/bind`, { body: bind }))).customerId;
 
   // A business error (HTTP 299) read by the helper as such, with its code, message and cause.

@@ -15,7 +15,7 @@ import { after, before, describe, test } from "node:test";
 import { BusinessError, orderClient, outcome, unwrap } from "licensing-client";
 import { SandboxError, connectSandbox, startSandbox } from "licensing-sandbox";
 
-import { newBuy } from "./orders.mjs";
+import { BIND_GLOBEX, newBuy } from "./orders.mjs";
 
 const ORDER = "/order/api/order/v1";
 const TIMEOUT_MS = 30_000;
@@ -55,14 +55,7 @@ async function customersOf(order, channelCustomerId) {
 async function globex(order) {
   const body = { crmCustomerId: "CRM-GLOBEX", customerName: "Globex Engineering", branchName: "South" };
   const enterprise = (await unwrap(order.POST(`${ORDER}/enterprise/user/create`, { body }))).enterpriseGlobalId;
-  const bind = {
-    channelCode: "CH01",
-    channelCustomerId: "CC-GLOBEX",
-    customerName: "Globex Engineering (CH01)",
-    branchName: "South",
-    enterpriseName: "Globex Engineering",
-    passwordMobile: "13800000000",
-  };
+  const bind = BIND_GLOBEX;
   const customer = (await unwrap(order.POST(`${ORDER}/enterprise/user/bind`, { body: bind }))).customerId;
   const [number] = await unwrap(order.POST(`${ORDER}/shellnums`, { body: { size: 1 } }));
   const batch = { channelCode: "CH01", channelOrderId: "CO-1", syncMode: "sync", orderList: [newBuy(1, enterprise, customer, number, "CAD")] };

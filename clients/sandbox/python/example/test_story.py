@@ -48,6 +48,15 @@ from licensing_sandbox import Sandbox, SandboxError
 
 T = TypeVar("T")
 TIMEOUT = httpx.Timeout(30.0)
+#: Globex bound to CH01 as the channel customer CC-GLOBEX.
+BIND_GLOBEX = BindEnterpriseRequest(
+    channel_code="CH01",
+    channel_customer_id="CC-GLOBEX",
+    customer_name="Globex Engineering (CH01)",
+    branch_name="South",
+    enterprise_name="Globex Engineering",
+    password_mobile="13800000000",
+)
 
 
 @pytest.fixture
@@ -163,14 +172,7 @@ def test_a_partner_story(order: licensing_order.Client, member: licensing_member
     body = CreateEnterpriseRequest(crm_customer_id="CRM-GLOBEX", customer_name="Globex Engineering", branch_name="South")
     created = present(check(create_enterprise.sync_detailed(client=order, g_nonce=NONCE, body=body)).data)
     enterprise = created.enterprise_global_id
-    bind = BindEnterpriseRequest(
-        channel_code="CH01",
-        channel_customer_id="CC-GLOBEX",
-        customer_name="Globex Engineering (CH01)",
-        branch_name="South",
-        enterprise_name="Globex Engineering",
-        password_mobile="13800000000",
-    )
+    bind = BIND_GLOBEX
     customer = present(check(bind_enterprise.sync_detailed(client=order, g_nonce=NONCE, body=bind)).data).customer_id
 
     # A business error (HTTP 299) raised by the helper as such, with its code, message and cause.

@@ -24,8 +24,8 @@ import licensing_order
 import pytest
 from licensing_order.api.assets import allocate_shell_nums
 from licensing_order.api.enterprise import bind_enterprise, create_enterprise
-from licensing_order.models import AllocateShellNumsRequest, BindEnterpriseRequest, CreateEnterpriseRequest
-from test_story import TIMEOUT, batch, customers_of, new_buy, present
+from licensing_order.models import AllocateShellNumsRequest, CreateEnterpriseRequest
+from test_story import BIND_GLOBEX, TIMEOUT, batch, customers_of, new_buy, present
 
 from licensing import NONCE, BusinessError, check, order_client
 from licensing_sandbox import Sandbox, SandboxError, Tenant
@@ -53,15 +53,7 @@ def globex(order: licensing_order.Client) -> str:
     names in every tenant); its enterprise id."""
     body = CreateEnterpriseRequest(crm_customer_id="CRM-GLOBEX", customer_name="Globex Engineering", branch_name="South")
     enterprise = present(check(create_enterprise.sync_detailed(client=order, g_nonce=NONCE, body=body)).data).enterprise_global_id
-    bind = BindEnterpriseRequest(
-        channel_code="CH01",
-        channel_customer_id="CC-GLOBEX",
-        customer_name="Globex Engineering (CH01)",
-        branch_name="South",
-        enterprise_name="Globex Engineering",
-        password_mobile="13800000000",
-    )
-    customer = present(check(bind_enterprise.sync_detailed(client=order, g_nonce=NONCE, body=bind)).data).customer_id
+    customer = present(check(bind_enterprise.sync_detailed(client=order, g_nonce=NONCE, body=BIND_GLOBEX)).data).customer_id
     number = present(
         check(allocate_shell_nums.sync_detailed(client=order, g_nonce=NONCE, body=AllocateShellNumsRequest(size=1))).data
     )[0]
