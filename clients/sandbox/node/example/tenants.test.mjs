@@ -10,6 +10,7 @@
 
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { after, before, describe, test } from "node:test";
 
 import { BusinessError, orderClient, outcome, unwrap } from "licensing-client";
@@ -126,4 +127,19 @@ describe("tenants of one sandbox, at the same time", { concurrency: true }, () =
 test("no tenant is left once every test has deleted its own", async () => {
   const { tenants } = await sandbox.tenants();
   assert.ok(tenants.every((t) => !/^(mine|other) \d+$/.test(t.name ?? "")), JSON.stringify(tenants.map((t) => t.name)));
+});
+
+test("connecting where no sandbox answers names the address", async () => {
+  const server = createServer((_, reply) => reply.writeHead(503).end());
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  try {
+    await assert.rejects(connectSandbox(url, { adminToken: "token" }), (error) => {
+      assert.ok(error instanceof SandboxError && error.message.startsWith(`no sandbox answers at ${url}`), error.message);
+      assert.match(error.message, /HTTP 503/);
+      return true;
+    });
+  } finally {
+    server.close();
+  }
 });

@@ -78,3 +78,10 @@ def test_a_reply_past_its_bound_is_refused(reply: bytes) -> None:
         client = admin.client(url, None, limit=64 * 1024)
         with pytest.raises(SandboxError, match="an admin reply (of|over)"):
             admin.call("clock", lambda: get_clock.sync_detailed(client=client))
+
+
+def test_connecting_where_no_sandbox_answers_names_the_address() -> None:
+    with serve(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n") as url:
+        with pytest.raises(SandboxError, match=f"no sandbox answers at {url}") as refused:
+            Sandbox.connect(url, "token")
+    assert "HTTP 503" in str(refused.value)
