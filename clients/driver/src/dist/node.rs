@@ -161,8 +161,9 @@ pub fn check(
             mib(installed)
         ),
         format!(
-            "Node: the example suite and the lifecycle checks passed in {suite:.1} s, the \
-             types compiled (tsc --strict); coverage report {}",
+            "Node: the example suite, the lifecycle checks and the tenant suite (concurrent \
+             tests, one shared simulator) passed in {suite:.1} s, the types compiled (tsc \
+             --strict); coverage report {}",
             coverage.display()
         ),
     ])

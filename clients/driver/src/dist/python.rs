@@ -85,7 +85,8 @@ pub fn wheel(root: &Path, release: &Release) -> Result<PathBuf> {
     Ok(wheel)
 }
 
-/// A fresh venv with nothing but pytest (hash-pinned, from its registry), the wheel and
+/// A fresh venv with nothing but pytest and pytest-xdist (hash-pinned, from their
+/// registry; the tenant suite runs in four workers against one shared simulator), the wheel and
 /// licensing-client, whose generated client the example suite calls the services with,
 /// and that one's dependencies (from the local files, `--no-index`), a `PATH` without
 /// cargo or rustc, and the example suite with its lifecycle checks. Returns the lines of
@@ -156,8 +157,8 @@ pub fn check(
             mib(installed)
         ),
         format!(
-            "Python: the example suite and the lifecycle checks passed in {suite:.1} s; \
-             coverage report {}",
+            "Python: the example suite, the lifecycle checks and the tenant suite (pytest-xdist, \
+             four workers, one shared simulator) passed in {suite:.1} s; coverage report {}",
             coverage.display()
         ),
     ])
