@@ -84,6 +84,7 @@ def case(name: str, *args: str, expect: int, act=None, grace: float = 0.0) -> No
         child = pytest(pid_file, *args)
         if act is not None:
             sim = simulator_pid(pid_file, child)
+            in_test(pid_file, child)
             act(child)
         status = child.wait(timeout=CASE_TIMEOUT)
         sim = simulator_pid(pid_file, child)
@@ -95,13 +96,26 @@ def case(name: str, *args: str, expect: int, act=None, grace: float = 0.0) -> No
         print(f"ok: {name}: pytest exited {status}, licensing-sim (pid {sim}) gone", flush=True)
 
 
+def in_test(pid_file: Path, child: subprocess.Popen[bytes]) -> None:
+    """Waits until the test says it is inside its body (``lifecycle/waits.py``): a signal
+    that came during a fixture's set-up would test the set-up, and how soon that ends
+    depends on the machine's load."""
+    marker = Path(str(pid_file) + ".in-test")
+    deadline = time.monotonic() + CASE_TIMEOUT
+    while time.monotonic() < deadline:
+        if marker.exists():
+            return
+        if child.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise SystemExit(f"pytest (exit {child.poll()}) never reached the test's body ({marker})")
+
+
 def interrupt(child: subprocess.Popen[bytes]) -> None:
-    time.sleep(0.5)  # inside the test, past the fixture's set-up
     child.send_signal(signal.SIGINT)
 
 
 def kill(child: subprocess.Popen[bytes]) -> None:
-    time.sleep(0.5)
     child.kill()
 
 
