@@ -128,21 +128,37 @@ function countOf(problems, operations) {
 async function renderedSections(tab, screenshot) {
   const toggle = "[data-section-id] > button";
   await tab.locator(toggle).first().waitFor({ timeout: 30_000 });
-  const tags = await tab.evaluate(
-    (selector) => [...document.querySelectorAll(selector)].map((b) => b.parentElement.dataset.sectionId),
-    toggle,
-  );
+  // The page renders its lower tags' toggles only once it has been scrolled towards them:
+  // the list is read again after scrolling to the end until it stops growing.
+  const readTags = () =>
+    tab.evaluate(
+      (selector) => [...document.querySelectorAll(selector)].map((b) => b.parentElement.dataset.sectionId),
+      toggle,
+    );
+  let tags = await readTags();
+  for (let attempt = 0; attempt < 20; attempt += 1) {
+    await tab.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    await tab.waitForTimeout(300);
+    const again = await readTags();
+    if (again.length === tags.length && attempt > 0) break;
+    tags = again.length > tags.length ? again : tags;
+  }
+  await tab.evaluate(() => window.scrollTo(0, 0));
   const texts = [];
   for (const tag of tags) {
     const own = tab.locator(`[data-section-id^="${tag}/"]`);
     const button = tab.locator(`[data-section-id="${tag}"] > button`);
-    for (let attempt = 0; attempt < 20 && (await own.count()) === 0; attempt += 1) {
-      if ((await button.count()) > 0) {
+    // A second click on a tag that opened late closes it again, so a click is repeated
+    // only when the tag does not say it is open, after a wait long enough for a busy
+    // machine to render what the first one opened.
+    for (let attempt = 0; attempt < 12 && (await own.count()) === 0; attempt += 1) {
+      const expanded = (await button.count()) > 0 && (await button.first().getAttribute("aria-expanded")) === "true";
+      if ((await button.count()) > 0 && !expanded) {
         await button.first().click();
       }
       await own
         .first()
-        .waitFor({ timeout: 1000 })
+        .waitFor({ timeout: 5000 })
         .catch(() => {}); // not hydrated yet: click again
     }
     const ids = await own.evaluateAll((sections) => sections.map((s) => s.dataset.sectionId));
