@@ -63,7 +63,12 @@ def pytest(pid_file: Path, *args: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, "LICENSING_EXAMPLE_PID_FILE": str(pid_file)}
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--licensing-seed", "demo", *args]
     print("$", " ".join(command), flush=True)
-    return subprocess.Popen(command, cwd=HERE, env=env)
+    # A program started in the background by a non-interactive shell (as CI starts this
+    # check) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt: the
+    # terminal's Ctrl-C this case stands for reaches a pytest whose SIGINT is the default.
+    return subprocess.Popen(
+        command, cwd=HERE, env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)
+    )
 
 
 def simulator_pid(pid_file: Path, child: subprocess.Popen[bytes]) -> int:
