@@ -89,6 +89,10 @@ struct LoadOptions {
     /// `name: value`, repeatable.
     #[arg(long = "header")]
     headers: Vec<String>,
+    /// Repeatable, once per `--url` when given: the i-th URL's `authorization: Bearer
+    /// TOKEN`, for servers that take different credentials (tenants of one simulator).
+    #[arg(long = "bearer")]
+    bearers: Vec<String>,
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
     /// Seconds of load for each URL.
@@ -140,10 +144,18 @@ fn load(o: LoadOptions) -> Result<()> {
         let slice = Duration::from_millis(o.slice_ms.max(1));
         let slices = (Duration::from_secs(o.seconds).as_millis() / slice.as_millis()).max(1);
         let mut targets: Vec<Target> = o.urls.iter().map(|_| Target::default()).collect();
+        if !o.bearers.is_empty() && o.bearers.len() != o.urls.len() {
+            anyhow::bail!(
+                "--bearer: {} given for {} --url; one per URL, or none",
+                o.bearers.len(),
+                o.urls.len()
+            );
+        }
         let templates = o
             .urls
             .iter()
-            .map(|url| Template::new(url, &o).map(Arc::new))
+            .enumerate()
+            .map(|(i, url)| Template::new(url, &o, o.bearers.get(i)).map(Arc::new))
             .collect::<Result<Vec<_>>>()?;
         for _ in 0..slices {
             for (template, target) in templates.iter().zip(&mut targets) {
@@ -202,7 +214,7 @@ struct Template {
 }
 
 impl Template {
-    fn new(url: &str, o: &LoadOptions) -> Result<Self> {
+    fn new(url: &str, o: &LoadOptions, bearer: Option<&String>) -> Result<Self> {
         let (before, after) = match url.split_once("{nonce}") {
             Some((before, after)) => (before, Some(after.to_string())),
             None => (url, None),
@@ -217,6 +229,13 @@ impl Template {
                     .with_context(|| format!("--header {h:?}: the name"))?,
                 hyper::header::HeaderValue::from_str(v.trim())
                     .with_context(|| format!("--header {h:?}: the value"))?,
+            );
+        }
+        if let Some(token) = bearer {
+            headers.insert(
+                hyper::header::AUTHORIZATION,
+                hyper::header::HeaderValue::from_str(&format!("Bearer {token}"))
+                    .context("--bearer: not a header value")?,
             );
         }
         Ok(Self {

@@ -57,6 +57,18 @@ pub fn request(
     target: &str,
     body: Option<&str>,
 ) -> Result<(u16, String, Vec<u8>)> {
+    request_as(url, method, target, body, APP_TOKEN, MAX_REPLY)
+}
+
+/// [`request`] with `token` as the bearer, reading at most `max_reply` bytes of reply.
+pub fn request_as(
+    url: &str,
+    method: &str,
+    target: &str,
+    body: Option<&str>,
+    token: &str,
+    max_reply: u64,
+) -> Result<(u16, String, Vec<u8>)> {
     let host = url
         .strip_prefix("http://")
         .with_context(|| format!("not an http:// URL: {url}"))?;
@@ -66,12 +78,12 @@ pub fn request(
     let body = body.unwrap_or_default();
     write!(
         stream,
-        "{method} {target} HTTP/1.1\r\nhost: {host}\r\nauthorization: Bearer {APP_TOKEN}\r\n\
+        "{method} {target} HTTP/1.1\r\nhost: {host}\r\nauthorization: Bearer {token}\r\n\
          content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     )?;
     let mut reply = Vec::new();
-    stream.take(MAX_REPLY).read_to_end(&mut reply)?;
+    stream.take(max_reply).read_to_end(&mut reply)?;
     let end = reply
         .windows(4)
         .position(|w| w == b"\r\n\r\n")

@@ -21,7 +21,7 @@ pub struct Options {
 }
 
 /// The sections of a run, in its order.
-pub const SECTIONS: [&str; 10] = [
+pub const SECTIONS: [&str; 11] = [
     "overhead",
     "throughput",
     "batch",
@@ -31,6 +31,7 @@ pub const SECTIONS: [&str; 10] = [
     "proxy",
     "seed",
     "fresh",
+    "tenants",
     "build",
 ];
 

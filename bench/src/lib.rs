@@ -45,6 +45,7 @@ mod servers;
 mod specs;
 mod stats;
 pub mod targets;
+mod tenants;
 mod throughput;
 
 pub use cargo::target_dir;

@@ -57,6 +57,19 @@ pub fn load_with(
     seconds: u64,
     connections: usize,
 ) -> Result<Vec<Value>> {
+    load_as(lab, urls, &[], endpoint, seconds, connections)
+}
+
+/// [`load_with`] with the i-th URL's bearer token `tokens[i]` (the benchmark's token for
+/// every URL when `tokens` is empty): tenants of one simulator each take their own.
+pub fn load_as(
+    lab: &Lab,
+    urls: &[&str],
+    tokens: &[&str],
+    endpoint: Endpoint,
+    seconds: u64,
+    connections: usize,
+) -> Result<Vec<Value>> {
     let (id, params, body) = endpoint.request();
     let (method, path) = lab.operation(id)?;
     let path = format!("{path}?{params}");
@@ -76,8 +89,13 @@ pub fn load_with(
     for url in urls {
         cmd.arg("--url").arg(format!("{url}{path}"));
     }
-    cmd.args(["--header", &format!("authorization: Bearer {APP_TOKEN}")])
-        .args(["--header", "content-type: application/json"]);
+    if tokens.is_empty() {
+        cmd.args(["--header", &format!("authorization: Bearer {APP_TOKEN}")]);
+    }
+    for token in tokens {
+        cmd.arg("--bearer").arg(token);
+    }
+    cmd.args(["--header", "content-type: application/json"]);
     if let Some(body) = body {
         cmd.args(["--body", body]);
     }

@@ -42,7 +42,7 @@ enum Command {
         #[arg(long)]
         smoke: bool,
         /// Only these sections (comma-separated: overhead, throughput, batch, paging,
-        /// reply, bulk, proxy, seed, fresh, build), to work on one; the report goes to the
+        /// reply, bulk, proxy, seed, fresh, tenants, build), to work on one; the report goes to the
         /// terminal and `bench-only.md` in the target directory, never to BENCHMARKS.md.
         #[arg(long, value_delimiter = ',', value_parser = measure::SECTIONS)]
         only: Vec<String>,

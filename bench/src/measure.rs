@@ -18,7 +18,7 @@ pub use crate::progress::step;
 use crate::results::{Commit, FORMAT, Machine, Results, Run, Sections};
 use crate::servers::{PrismInstall, Server};
 use crate::specs;
-use crate::{build_cost, bulk, fresh, proxy, seed, targets, throughput};
+use crate::{build_cost, bulk, fresh, proxy, seed, targets, tenants, throughput};
 
 /// Measures every section `options` asks for and writes the record; its path.
 pub fn measure(root: &Path, options: &Options) -> Result<PathBuf> {
@@ -85,6 +85,10 @@ pub fn measure(root: &Path, options: &Options) -> Result<PathBuf> {
     if options.runs("fresh") {
         step("7c. a fresh sandbox per test: from start to the first answer, and to a seeded state");
         sections.fresh = Some(fresh::measure(&lab)?);
+    }
+    if options.runs("tenants") {
+        step("7d. tenants: creation, memory, throughput beside 1,000 others, a large seed");
+        sections.tenants = Some(tenants::measure(&lab)?);
     }
     // Nothing of the build is timed in a smoke run.
     if options.runs("build") && !options.smoke {

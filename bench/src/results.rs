@@ -94,6 +94,9 @@ pub struct Sections {
     pub seed: Option<Value>,
     /// A fresh sandbox per test: per side and phase, each round's seconds.
     pub fresh: Option<Value>,
+    /// Tenants: each creation's seconds, memory per tenant, the throughput rounds beside
+    /// live tenants, a large seed into a tenant and into the default one.
+    pub tenants: Option<Value>,
     pub build: Option<Build>,
 }
 

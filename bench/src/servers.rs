@@ -75,6 +75,11 @@ impl Server {
         Ok(Self { child, url })
     }
 
+    /// Its process id, to read its memory from `/proc`.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn bare(bins: &Binaries) -> Result<Self> {
         Self::bench_load(bins, "bare server", &["bare-server"])
     }

@@ -23,6 +23,7 @@ mod paging;
 mod proxy;
 mod reply;
 mod seed;
+mod tenants;
 mod throughput;
 
 /// Where `cargo xtask partner-build` writes its section, which a new document keeps.
@@ -180,6 +181,9 @@ pub fn report(results: &Results) -> Result<String> {
     }
     if let Some(f) = &s.fresh {
         report.fresh(f);
+    }
+    if let Some(t) = &s.tenants {
+        report.tenants(t);
     }
     if let Some(b) = &s.build {
         report.build(b);
