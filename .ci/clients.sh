@@ -7,6 +7,10 @@
 #      simulator's journal checked afterwards, then the TypeScript and Python examples of
 #      docs/other-languages.md, run as written and their printed output checked (an alias
 #      of `cargo run -p licensing-clients -- --test`; see clients/README.md);
+#      beside them, the Java suite: `mvn -q verify` in clients/java (openapi-generator's
+#      Java client generated at build time, the helper, the JUnit 5 extension, every
+#      operation and the partner story against licensing-sim, a JVM killed with SIGKILL
+#      leaving no simulator, the guide's Java blocks; see clients/java/README.md);
 #   2. `cargo xtask docs --check`: the reference pages of the three specs rendered by
 #      Redocly, opened in headless Chromium, every operation id and error code checked in the
 #      rendered DOM, one screenshot per page (paths printed below).
@@ -15,6 +19,9 @@
 # (installed into the target directory); Chromium is Debian's package, installed here when
 # missing.
 # Needs: cargo, node (>= 20.19) with npm, python3 (>= 3.10) with venv, apt-get for Chromium.
+# Java 17 and Maven 3.8 are Debian's openjdk-17-jdk-headless and maven, installed when
+# missing; what Maven downloads is kept under the CI cache ($LICENSING_CI_CACHE/maven), so
+# later runs on the machine download nothing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -30,6 +37,15 @@ if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
   echo "installing Debian's chromium package"
   apt-get install -y -qq chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 fi
+
+missing=()
+command -v java >/dev/null || missing+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null || missing+=(maven)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing Debian's ${missing[*]}"
+  apt-get install -y -qq "${missing[@]}" >/dev/null || { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; }
+fi
+export LICENSING_MAVEN_REPO=${LICENSING_MAVEN_REPO:-${LICENSING_CI_CACHE:-$HOME/.cache/licensing-ci}/maven}
 
 timed cargo xtask clients --test
 timed cargo xtask docs --check
