@@ -13,10 +13,7 @@ use crate::python::{self, Python};
 use crate::simulator::{Simulator, build_simulator};
 use crate::toolchain::{self, done, remove, step};
 use crate::typescript::TypeScript;
-use crate::{PYTHON, examples, service_operations};
-
-#[path = "java.rs"]
-pub mod java;
+use crate::{PYTHON, examples, java, service_operations};
 
 /// Both scenarios, the guide's examples, then the control.
 pub fn run(root: &Path, out: &Path, guide: &Examples, ts: &TypeScript, py: &Python) -> Result<()> {
