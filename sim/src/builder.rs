@@ -23,7 +23,7 @@ use crate::{
     ops::{Db, Loaded, OpenOptions, Settings},
     protocol::{self, Credentials},
     sandbox, store,
-    tenants::{self, Durable, Registry, Router, Template, Unit},
+    tenants::{self, Console, Durable, Registry, Router, Template, Unit},
 };
 
 /// What a [`Simulator`] accepts and how it behaves; set through [`SimulatorBuilder`].
@@ -523,8 +523,7 @@ impl SimulatorBuilder {
             loopback_port: addr.ip().is_loopback().then_some(addr.port()),
             scheme: if self.tls.is_some() { "https" } else { "http" },
             allowed_hosts,
-            sessions: Arc::default(),
-            failures: Arc::default(),
+            ..AdminAccess::default()
         };
         let durable = self.state_file.as_deref().map(|path| Durable {
             root: tenants::root_beside(path),
@@ -542,7 +541,8 @@ impl SimulatorBuilder {
             durable,
         ));
         registry.restore(self.recover)?;
-        let unit = Unit::build(&template, db, credentials, admin, registry.routes(), true);
+        let (routes, console) = (registry.routes(), Console::Simulator(Arc::clone(&registry)));
+        let unit = Unit::build(&template, db, credentials, admin, routes, console);
         // A state file that already holds records was seeded before (or has better).
         let fresh = unit.db.counts().0 == 0;
         if let Some(seed) = self.seed.take().filter(|_| fresh) {

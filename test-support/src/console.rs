@@ -112,16 +112,30 @@ pub async fn sign_in_with(base: &str, token: &str, headers: &[(&str, &str)]) -> 
 
 /// Signs in with `token`, after a wrong one is refused (back to the form, no cookie): the
 /// session cookie's `name=value`, checked to be `HttpOnly`, `SameSite=Strict`, for the
-/// console's paths only, and not the token.
+/// console's paths only (those under `base`'s path, a simulator tenant's `/t/{id}`), and
+/// not the token.
 pub async fn sign_in(base: &str, token: &str) -> String {
+    let prefix = reqwest::Url::parse(base)
+        .expect("a base URL")
+        .path()
+        .trim_end_matches('/')
+        .to_string();
     let wrong = sign_in_with(base, "not-it", &[]).await;
     assert_eq!(wrong.status, StatusCode::SEE_OTHER);
-    assert_eq!(wrong.headers[header::LOCATION], "/__sandbox/?signin=failed");
+    assert_eq!(
+        wrong.headers[header::LOCATION],
+        format!("{prefix}/__sandbox/?signin=failed").as_str()
+    );
     assert!(!wrong.headers.contains_key(header::SET_COOKIE));
     let right = sign_in_with(base, token, &[]).await;
     assert_eq!(right.status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        right.headers[header::LOCATION],
+        format!("{prefix}/__sandbox/").as_str()
+    );
     let cookie = right.header(header::SET_COOKIE).to_string();
-    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/__sandbox"] {
+    let path = format!("Path={prefix}/__sandbox;");
+    for attribute in ["HttpOnly", "SameSite=Strict", path.as_str()] {
         assert!(cookie.contains(attribute), "{cookie}");
     }
     assert!(!cookie.contains(token), "the cookie is not the token");

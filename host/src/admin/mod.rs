@@ -31,7 +31,7 @@ use throttle::Failures;
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
 /// What the admin checks need to know of the listener and the configuration.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct AdminAccess {
     /// Required as `Authorization: Bearer …` when set.
     pub token: Option<String>,
@@ -45,6 +45,23 @@ pub struct AdminAccess {
     pub sessions: Arc<Sessions>,
     /// Wrong tokens per source address, which slow the answers to the next ones.
     pub failures: Arc<Failures>,
+    /// The path the admin routes are reached under before `/__sandbox` (a simulator
+    /// tenant's `/t/{id}`), empty at the root: a session's cookie is kept for that path
+    /// alone, and the console's pages link under it.
+    pub prefix: String,
+}
+
+/// The token stays out of logs.
+impl std::fmt::Debug for AdminAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdminAccess")
+            .field("token", &self.token.as_ref().map(|_| "[REDACTED]"))
+            .field("loopback_port", &self.loopback_port)
+            .field("scheme", &self.scheme)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Which of the admin checks a route needs.
@@ -201,8 +218,11 @@ impl AdminAccess {
         }
         Err(Refused::new(
             StatusCode::UNAUTHORIZED,
-            "the admin API needs `Authorization: Bearer <admin token>` (or, in a browser, a \
-             session opened by signing in at /__sandbox/)",
+            format!(
+                "the admin API needs `Authorization: Bearer <admin token>` (or, in a browser, \
+                 a session opened by signing in at {}/__sandbox/)",
+                self.prefix
+            ),
         ))
     }
 
@@ -218,8 +238,15 @@ impl AdminAccess {
             return Err(self.failures.failed(peer(parts)));
         }
         self.failures.succeeded(peer(parts));
+        Ok(Some(self.open_session()))
+    }
+
+    /// Opens a session without asking for the token, for a caller that has checked its
+    /// own right to one (the simulator's admin opening a tenant's console): the
+    /// `Set-Cookie` value, for this access's paths only.
+    pub fn open_session(&self) -> String {
         let (id, _) = self.sessions.open();
-        Ok(Some(session::set_cookie(&id, self.scheme == "https")))
+        session::set_cookie(&id, self.scheme == "https", &self.prefix)
     }
 
     /// Ends the request's session, if it has one: the `Set-Cookie` value that clears it.
@@ -227,7 +254,7 @@ impl AdminAccess {
         if let Some(id) = session::cookie(parts) {
             self.sessions.close(&id);
         }
-        session::clear_cookie(self.scheme == "https")
+        session::clear_cookie(self.scheme == "https", &self.prefix)
     }
 
     /// `localhost`, `127.0.0.1` or `[::1]` with the listener's port, or an allowed name.

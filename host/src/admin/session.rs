@@ -93,19 +93,21 @@ pub(crate) fn cookie(parts: &Parts) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// The `Set-Cookie` value that keeps the session `id` (for the admin paths only).
-pub(crate) fn set_cookie(id: &str, secure: bool) -> String {
+/// The `Set-Cookie` value that keeps the session `id` for the admin paths under `prefix`
+/// only (`/__sandbox`, or a tenant's `/t/{id}/__sandbox`): a browser sends it to no other
+/// console of the same server.
+pub(crate) fn set_cookie(id: &str, secure: bool, prefix: &str) -> String {
     format!(
-        "{COOKIE}={id}; Path=/__sandbox; HttpOnly; SameSite=Strict; Max-Age={}{}",
+        "{COOKIE}={id}; Path={prefix}/__sandbox; HttpOnly; SameSite=Strict; Max-Age={}{}",
         LIFETIME.as_secs(),
         if secure { "; Secure" } else { "" }
     )
 }
 
-/// The `Set-Cookie` value that makes a browser forget the session.
-pub(crate) fn clear_cookie(secure: bool) -> String {
+/// The `Set-Cookie` value that makes a browser forget the session kept under `prefix`.
+pub(crate) fn clear_cookie(secure: bool, prefix: &str) -> String {
     format!(
-        "{COOKIE}=; Path=/__sandbox; HttpOnly; SameSite=Strict; Max-Age=0{}",
+        "{COOKIE}=; Path={prefix}/__sandbox; HttpOnly; SameSite=Strict; Max-Age=0{}",
         if secure { "; Secure" } else { "" }
     )
 }
@@ -145,10 +147,13 @@ mod tests {
             .unwrap();
         let (parts, ()) = request.into_parts();
         assert_eq!(cookie(&parts).as_deref(), Some("abc"));
-        let set = set_cookie("abc", true);
-        for attribute in ["HttpOnly", "SameSite=Strict", "Path=/__sandbox", "Secure"] {
+        let set = set_cookie("abc", true, "");
+        for attribute in ["HttpOnly", "SameSite=Strict", "Path=/__sandbox;", "Secure"] {
             assert!(set.contains(attribute), "{set}");
         }
-        assert!(!set_cookie("abc", false).contains("Secure"));
+        assert!(!set_cookie("abc", false, "").contains("Secure"));
+        let tenant = set_cookie("abc", false, "/t/0123");
+        assert!(tenant.contains("Path=/t/0123/__sandbox;"), "{tenant}");
+        assert!(clear_cookie(false, "/t/0123").contains("Path=/t/0123/__sandbox;"));
     }
 }

@@ -5,6 +5,8 @@
 
 (() => {
   const csrf = document.querySelector('meta[name="sandbox-csrf"]')?.content;
+  // The console's root as this browser reached it: a tenant's is under its prefix.
+  const root = document.querySelector('meta[name="sandbox-root"]')?.content ?? "/__sandbox/";
 
   /** Shows a message in the page's status region (announced to screen readers). */
   function say(text, isError) {
@@ -152,7 +154,7 @@
         say("Nothing was changed.");
         return;
       }
-      act(() => api("POST", `/__sandbox/v1/seeds/${encodeURIComponent(name)}`), "The seed was loaded.");
+      act(() => api("POST", `${root}v1/seeds/${encodeURIComponent(name)}`), "The seed was loaded.");
     } else if (form.id === "import-form") {
       event.preventDefault();
       const file = form.elements.file.files[0];
@@ -164,7 +166,17 @@
     } else if (form.classList.contains("sign-out")) {
       event.preventDefault();
       fetch(form.action, { method: "POST", headers: csrf ? { "x-sandbox-csrf": csrf } : {} })
-        .then(() => window.location.assign("/__sandbox/"));
+        .then(() => window.location.assign(root));
+    } else if (form.classList.contains("open-tenant")) {
+      // The simulator's admin opens a tenant's console: the reply's cookie is a session of
+      // that tenant's, for its prefix alone; then its console is shown.
+      event.preventDefault();
+      fetch(form.action, { method: "POST", headers: csrf ? { "x-sandbox-csrf": csrf } : {}, credentials: "same-origin" })
+        .then((response) => {
+          if (!response.ok) throw new Error(`HTTP ${response.status}`);
+          window.location.assign(form.dataset.to);
+        })
+        .catch((error) => say(`The tenant's console could not be opened (${error.message}).`, true));
     }
   });
 

@@ -37,11 +37,12 @@ pub fn pages(mode: Mode, pages: Vec<(&'static str, Page)>, access: &AdminAccess)
         .into_iter()
         .map(|(path, page)| {
             let mode = Arc::clone(&mode);
+            let prefix = access.prefix.clone();
             page_route(
                 Method::GET,
                 &format!("{ROOT}{path}"),
                 Guard::Token,
-                move |req| page(&request(&req, scheme, Arc::clone(&mode))),
+                move |req| page(&request(&req, scheme, Arc::clone(&mode), &prefix)),
             )
         })
         .collect();
@@ -56,7 +57,7 @@ pub fn pages(mode: Mode, pages: Vec<(&'static str, Page)>, access: &AdminAccess)
     routes.extend(common(access));
     Pages {
         routes,
-        unauthorized: unauthorized(scheme, mode),
+        unauthorized: unauthorized(scheme, mode, access.prefix.clone()),
     }
 }
 
@@ -73,6 +74,7 @@ pub fn hosted_pages(
     let mode = Mode {
         brand,
         server,
+        token: "--admin-token",
         sections: Cow::Owned(sections.iter().map(|(p, n, _)| (*p, *n)).collect()),
         style,
     };
@@ -80,7 +82,7 @@ pub fn hosted_pages(
     if let Some(&(first, ..)) = sections.first().filter(|(p, ..)| !p.is_empty()) {
         pages.push((
             "",
-            Box::new(move |_| redirect(&format!("{ROOT}{first}"), None)),
+            Box::new(move |request| redirect(&format!("{}{first}", request.root()), None)),
         ));
     }
     for (path, name, render) in sections {
@@ -95,10 +97,16 @@ pub fn hosted_pages(
 /// What every console has: `/__sandbox` leading to the root, the script and style, and
 /// signing in and out.
 fn common(access: &AdminAccess) -> Vec<PageRoute> {
+    // Where the browser is sent back to: the root under the prefix it reached.
+    let root: Arc<str> = format!("{}{ROOT}", access.prefix).into();
     let mut routes = Vec::new();
-    routes.push(page_route(Method::GET, "/__sandbox", Guard::Public, |_| {
-        redirect(ROOT, None)
-    }));
+    let to = Arc::clone(&root);
+    routes.push(page_route(
+        Method::GET,
+        "/__sandbox",
+        Guard::Public,
+        move |_| redirect(&to, None),
+    ));
     routes.push(page_route(
         Method::GET,
         &format!("{ROOT}console.js"),
@@ -112,11 +120,12 @@ fn common(access: &AdminAccess) -> Vec<PageRoute> {
         |_| asset(STYLE, "text/css; charset=utf-8"),
     ));
     let signing = access.clone();
+    let to = Arc::clone(&root);
     routes.push(page_route(
         Method::POST,
         &format!("{ROOT}sign-in"),
         Guard::SignIn,
-        move |req| sign_in(&signing, &req),
+        move |req| sign_in(&signing, &req, &to),
     ));
     let signing = access.clone();
     routes.push(page_route(
@@ -125,14 +134,14 @@ fn common(access: &AdminAccess) -> Vec<PageRoute> {
         Guard::Token,
         move |req| {
             let cookie = signing.sign_out(&req.parts);
-            redirect(ROOT, Some(&cookie))
+            redirect(&root, Some(&cookie))
         },
     ));
     routes
 }
 
 /// The answer to a page request without the admin token: the sign-in form.
-fn unauthorized(scheme: &'static str, mode: Arc<Mode>) -> Unauthorized {
+fn unauthorized(scheme: &'static str, mode: Arc<Mode>, prefix: String) -> Unauthorized {
     Arc::new(move |parts, message| {
         let failed = query_pairs(parts.uri.query()).any(|(k, _)| k == "signin");
         let request = Request {
@@ -140,6 +149,7 @@ fn unauthorized(scheme: &'static str, mode: Arc<Mode>) -> Unauthorized {
             session: SessionInfo::default(),
             origin: origin(parts, scheme),
             mode: Arc::clone(&mode),
+            prefix: prefix.clone(),
         };
         let note = if failed {
             "The token was not accepted."
@@ -169,9 +179,10 @@ fn page_route(
     }
 }
 
-fn request(req: &AdminRequest, scheme: &str, mode: Arc<Mode>) -> Request {
+fn request(req: &AdminRequest, scheme: &str, mode: Arc<Mode>, prefix: &str) -> Request {
     let query = query_pairs(req.parts.uri.query()).collect();
     Request {
+        prefix: prefix.to_string(),
         query,
         session: req
             .parts
@@ -201,9 +212,9 @@ fn origin(parts: &axum::http::request::Parts, scheme: &str) -> String {
 
 /// The sign-in form's answer: back to the console, with a session cookie when the token
 /// was right, or to the sign-in page saying it was not.
-fn sign_in(access: &AdminAccess, req: &AdminRequest) -> Response {
+fn sign_in(access: &AdminAccess, req: &AdminRequest, root: &str) -> Response {
     let Ok(body) = req.body.as_ref() else {
-        return redirect(&format!("{ROOT}?signin=failed"), None);
+        return redirect(&format!("{root}?signin=failed"), None);
     };
     if body.len() > MAX_SIGN_IN_BYTES {
         return text(
@@ -216,9 +227,9 @@ fn sign_in(access: &AdminAccess, req: &AdminRequest) -> Response {
         .map(|(_, v)| v.into_owned())
         .unwrap_or_default();
     match access.sign_in(&req.parts, &token) {
-        Ok(cookie) => redirect(ROOT, cookie.as_deref()),
+        Ok(cookie) => redirect(root, cookie.as_deref()),
         Err(not_before) => {
-            let mut response = redirect(&format!("{ROOT}?signin=failed"), None);
+            let mut response = redirect(&format!("{root}?signin=failed"), None);
             if let Some(at) = not_before {
                 response.extensions_mut().insert(at);
             }

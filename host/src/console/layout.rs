@@ -8,10 +8,11 @@ use axum::{
 };
 use maud::{DOCTYPE, Markup, html};
 
-use super::{CSP, PAGES_STYLE, ROOT, Request};
+use super::{CSP, PAGES_STYLE, Request};
 
 /// A whole page: `current` is the section's path below the root.
 pub fn page(request: &Request, current: &str, title: &str, main: Markup) -> Response {
+    let root = request.root();
     let markup = html! {
         (DOCTYPE)
         html lang="en" {
@@ -19,19 +20,22 @@ pub fn page(request: &Request, current: &str, title: &str, main: Markup) -> Resp
             body {
                 a.skip href="#main" { "Skip to content" }
                 header {
-                    p.brand { (request.mode.brand) }
+                    p.brand {
+                        (request.mode.brand)
+                        @if !request.prefix.is_empty() { " " code.prefix { (request.prefix) } }
+                    }
                     nav aria-label="Console sections" {
                         ul {
                             @for &(path, name) in request.mode.sections.iter() {
                                 li {
-                                    a href=(format!("{ROOT}{path}"))
+                                    a href=(format!("{root}{path}"))
                                         aria-current=[(path == current).then_some("page")] { (name) }
                                 }
                             }
                         }
                     }
                     @if request.session.csrf.is_some() {
-                        form.sign-out method="post" action=(format!("{ROOT}sign-out")) {
+                        form.sign-out method="post" action=(format!("{root}sign-out")) {
                             button type="submit" data-sign-out { "Sign out" }
                         }
                     }
@@ -48,6 +52,7 @@ pub fn page(request: &Request, current: &str, title: &str, main: Markup) -> Resp
 }
 
 fn head(request: &Request, title: &str) -> Markup {
+    let root = request.root();
     html! {
         head {
             meta charset="utf-8";
@@ -56,11 +61,13 @@ fn head(request: &Request, title: &str) -> Markup {
             @if let Some(csrf) = &request.session.csrf {
                 meta name="sandbox-csrf" content=(csrf);
             }
-            link rel="stylesheet" href=(format!("{ROOT}console.css"));
+            // Where the script's own requests go: a tenant's console is under its prefix.
+            meta name="sandbox-root" content=(root);
+            link rel="stylesheet" href=(format!("{root}console.css"));
             @if request.mode.style.is_some() {
-                link rel="stylesheet" href=(format!("{ROOT}{PAGES_STYLE}"));
+                link rel="stylesheet" href=(format!("{root}{PAGES_STYLE}"));
             }
-            script src=(format!("{ROOT}console.js")) defer {}
+            script src=(format!("{root}console.js")) defer {}
         }
     }
 }
@@ -75,11 +82,11 @@ pub fn sign_in_page(request: &Request, note: Option<&str>) -> Response {
             body {
                 main #main {
                     h1 { "Sign in to the sandbox console" }
-                    p { "This " (request.mode.server) "'s admin API needs its admin token (" code { "--admin-token" } ")." }
+                    p { "This " (request.mode.server) "'s admin API needs its admin token (" code { (request.mode.token) } ")." }
                     @if let Some(note) = note {
                         p.error role="alert" { (note) }
                     }
-                    form method="post" action=(format!("{ROOT}sign-in")) {
+                    form method="post" action=(format!("{}sign-in", request.root())) {
                         label for="token" { "Admin token" }
                         input #token type="password" name="token" autocomplete="current-password" required;
                         button type="submit" { "Sign in" }

@@ -37,6 +37,8 @@ pub struct Mode {
     pub brand: &'static str,
     /// What needs the admin token, on the sign-in page.
     pub server: &'static str,
+    /// Where that admin token comes from, on the sign-in page (`--admin-token`).
+    pub token: &'static str,
     /// The sections, in the navigation's order: (path below the root, name).
     pub sections: Cow<'static, [(&'static str, &'static str)]>,
     /// A style sheet of the pages' own, after the console's (`{ROOT}pages.css`).
@@ -53,6 +55,22 @@ pub struct Request {
     pub origin: String,
     /// The console it is a page of.
     pub mode: Arc<Mode>,
+    /// The path the console is reached under before `/__sandbox` (a simulator tenant's
+    /// `/t/{id}`), empty at the root: the admin checks' `prefix`.
+    pub prefix: String,
+}
+
+impl Request {
+    /// The console's root as the browser reaches it: [`ROOT`] under the prefix.
+    pub fn root(&self) -> String {
+        format!("{}{ROOT}", self.prefix)
+    }
+
+    /// An admin API path (`/faults`) as the browser reaches it, under the prefix
+    /// (`/__sandbox/v1/faults`).
+    pub fn api(&self, path: &str) -> String {
+        format!("{}{}{path}", self.prefix, crate::ADMIN_PREFIX)
+    }
 }
 
 /// What answers a `GET` of one page, given its request.

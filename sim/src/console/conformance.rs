@@ -15,11 +15,11 @@ pub(crate) fn page(_sandbox: &Sandbox, request: &Request) -> Response {
         request,
         "conformance",
         "Conformance",
-        render(&request.origin),
+        render(&format!("{}{}", request.origin, request.prefix)),
     )
 }
 
-/// What the page shows, for a simulator reached at `origin`.
+/// What the page shows, for a simulator (or a tenant of one) reached at `origin`.
 pub(crate) fn render(origin: &str) -> Markup {
     html! {
         p { "The simulator does not check traffic against the documents: the conformance proxy, licensing-proxy, does." }

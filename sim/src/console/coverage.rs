@@ -10,7 +10,7 @@ use axum::response::Response;
 use licensing_coverage::{Catalogue, Report, exchange};
 use maud::{Markup, PreEscaped, html};
 
-use super::{ROOT, Request, layout};
+use super::{Request, layout};
 use crate::sandbox::{Sandbox, journal::Filter};
 
 /// The documents, read once.
@@ -24,10 +24,10 @@ fn catalogue() -> Result<&'static Catalogue, &'static str> {
 
 /// The coverage page of a simulator.
 pub(crate) fn page(sandbox: &Sandbox, request: &Request) -> Response {
-    layout::page(request, "coverage", "Coverage", render(sandbox))
+    layout::page(request, "coverage", "Coverage", render(sandbox, request))
 }
 
-fn render(sandbox: &Sandbox) -> Markup {
+fn render(sandbox: &Sandbox, request: &Request) -> Markup {
     if !sandbox.journal.enabled() {
         return html! {
             p { "The journal is off (" code { "--journal-capacity 0" } "): there is no traffic to report on." }
@@ -50,7 +50,7 @@ fn render(sandbox: &Sandbox) -> Markup {
         let query = form_urlencoded::Serializer::new(String::new())
             .append_pair("operation", operation)
             .finish();
-        Some(format!("{ROOT}?{query}"))
+        Some(format!("{}?{query}", request.root()))
     };
     html! {
         p {
@@ -58,7 +58,7 @@ fn render(sandbox: &Sandbox) -> Markup {
             (page.capacity) "; " (page.dropped) " dropped so far), read now. "
             "Sources name journal entries by their " code { "seq" } ". The same report as markdown, JSON or JUnit XML, with thresholds for CI: "
             code { "licensing-proxy coverage journal.json" } " over the journal's export ("
-            code { "GET /__sandbox/v1/journal" } ")."
+            code { "GET " (request.api("/journal")) } ")."
         }
         (PreEscaped(licensing_coverage::html::html(&report, &link)))
     }

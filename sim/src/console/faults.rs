@@ -25,15 +25,15 @@ pub(crate) fn page(sandbox: &Sandbox, request: &Request) -> Response {
             @if rules.is_empty() {
                 p.empty { "No fault rules: every call runs as the documents say." }
             } @else {
-                (table(&rules))
-                button type="button" data-api="DELETE /__sandbox/v1/faults"
+                (table(&rules, request))
+                button type="button" data-api=(format!("DELETE {}", request.api("/faults")))
                     data-confirm="Remove every fault rule?" { "Remove all rules" }
             }
         }
         section aria-labelledby="add-title" {
             h2 #add-title { "Add a rule" }
             p { "Rules are tried in order after the credential and " code { "g_nonce" } " checks; the first that fires applies its fault. The fields are the admin API's " code { "FaultRuleSpec" } "." }
-            form #fault-form data-post="/__sandbox/v1/faults" {
+            form #fault-form data-post=(request.api("/faults")) {
                 (schema::fields("FaultRuleSpec", "", true, &suggest))
                 button type="submit" { "Add rule" }
             }
@@ -50,7 +50,7 @@ pub(crate) fn page(sandbox: &Sandbox, request: &Request) -> Response {
                 "Simulator time: " strong { (layout::time(now)) } " ("
                 (if frozen { "frozen" } else { "running" }) ", " (now) " ms)."
             }
-            form #clock-form data-post="/__sandbox/v1/clock/advance" {
+            form #clock-form data-post=(request.api("/clock/advance")) {
                 div.field {
                     label for="advance-amount" { "Advance by" }
                     input #advance-amount name="amount" type="number" min="0" step="1" value="1" required;
@@ -83,7 +83,7 @@ fn codes() -> Vec<&'static str> {
     codes
 }
 
-fn table(rules: &[FaultRule]) -> Markup {
+fn table(rules: &[FaultRule], request: &Request) -> Markup {
     html! {
         table.rules {
             caption { "Tried top to bottom" }
@@ -116,7 +116,7 @@ fn table(rules: &[FaultRule]) -> Markup {
                         td { (rule.hits) }
                         td {
                             button type="button"
-                                data-api=(format!("DELETE /__sandbox/v1/faults/{}", rule.id))
+                                data-api=(format!("DELETE {}", request.api(&format!("/faults/{}", rule.id))))
                                 data-confirm=(format!("Remove fault rule {}?", rule.id))
                                 aria-label=(format!("Remove rule {}", rule.id)) { "Remove" }
                         }

@@ -11,7 +11,7 @@ use licensing_sdk::operations::{self, Service};
 use maud::{Markup, html};
 use serde_json::Value;
 
-use super::{ROOT, Request, curl, html, layout};
+use super::{Request, curl, html, layout};
 use crate::sandbox::{Sandbox, client::types::JournalEntry, journal::Filter};
 
 /// Entries a page shows at most (the newest that match).
@@ -126,19 +126,20 @@ pub(crate) fn page(sandbox: &Sandbox, request: &Request) -> Response {
         .entries
         .first()
         .map_or(0, |e| e.seq);
+    let root = request.root();
     let main = html! {
-        (filters(&wanted))
+        (filters(&wanted, &root))
         div.toolbar {
             p #journal-count aria-live="polite" {
                 (entries.len()) " shown, newest first (at most " (MAX_SHOWN) "); new requests appear as they arrive."
             }
-            button type="button" data-api="DELETE /__sandbox/v1/journal"
+            button type="button" data-api=(format!("DELETE {}", request.api("/journal")))
                 data-confirm="Clear the journal? Every entry is forgotten." { "Clear journal" }
         }
         ol #journal.entries data-after=(newest)
-            data-rows=(format!("{ROOT}journal/rows?{}", wanted.query())) {
+            data-rows=(format!("{root}journal/rows?{}", wanted.query())) {
             @for entry in &entries {
-                (row(entry))
+                (row(entry, &root))
             }
         }
     };
@@ -150,20 +151,21 @@ pub(crate) fn rows(sandbox: &Sandbox, request: &Request) -> Response {
     let wanted = Wanted::from(request);
     let after = request.query.get("after").and_then(|a| a.parse().ok());
     let entries = wanted.read(sandbox, after);
+    let root = request.root();
     html(
         StatusCode::OK,
         html! {
             @for entry in &entries {
-                (row(entry))
+                (row(entry, &root))
             }
         },
     )
 }
 
-fn filters(wanted: &Wanted) -> Markup {
+fn filters(wanted: &Wanted, root: &str) -> Markup {
     let selected = |yes: bool| yes.then_some("selected");
     html! {
-        form.filters method="get" action=(ROOT) role="search" aria-label="Filter the journal" {
+        form.filters method="get" action=(root) role="search" aria-label="Filter the journal" {
             div {
                 label for="f-service" { "Service" }
                 select #f-service name="service" {
@@ -206,14 +208,14 @@ fn filters(wanted: &Wanted) -> Markup {
     }
 }
 
-fn row(entry: &JournalEntry) -> Markup {
+fn row(entry: &JournalEntry, root: &str) -> Markup {
     let operation = entry.operation.as_deref().unwrap_or("(no operation)");
     let code = entry.code.as_deref().unwrap_or("none");
     let failed = entry.status != 200 || entry.code.as_deref() != Some("0");
     html! {
         li.entry.failed[failed] data-seq=(entry.seq) data-operation=(operation)
             data-code=(code) data-status=(entry.status) {
-            details data-entry=(format!("{ROOT}journal/entry?seq={}", entry.seq)) {
+            details data-entry=(format!("{root}journal/entry?seq={}", entry.seq)) {
                 summary {
                     span.time { (layout::time(entry.time)) }
                     span.service { (service_name(service_of(entry))) }
@@ -240,7 +242,11 @@ pub(crate) fn entry(sandbox: &Sandbox, request: &Request) -> Response {
         .and_then(|s| s.parse().ok())
         .and_then(|seq| sandbox.journal.entry(seq));
     match found {
-        Some(entry) => html(StatusCode::OK, exchange(&entry, &request.origin)),
+        // A tenant's entries are of paths under its prefix, as its clients called them.
+        Some(entry) => html(
+            StatusCode::OK,
+            exchange(&entry, &format!("{}{}", request.origin, request.prefix)),
+        ),
         None => html(
             StatusCode::NOT_FOUND,
             html! { div.exchange { p.empty { "This entry is no longer kept: the journal keeps only its newest entries." } } },
@@ -248,7 +254,9 @@ pub(crate) fn entry(sandbox: &Sandbox, request: &Request) -> Response {
     }
 }
 
-fn exchange(entry: &JournalEntry, origin: &str) -> Markup {
+/// One entry's request, reply and command; `base` is where the command sends it (the
+/// origin, and a tenant's prefix).
+fn exchange(entry: &JournalEntry, base: &str) -> Markup {
     let target = if entry.query.is_empty() {
         entry.path.clone()
     } else {
@@ -283,7 +291,7 @@ fn exchange(entry: &JournalEntry, origin: &str) -> Markup {
                             "; each run sends a fresh " code { "g_nonce" } "."
                         }
                         button type="button" data-copy=(curl_id) { "Copy as cURL" }
-                        pre.command id=(curl_id) { (curl::command(origin, entry)) }
+                        pre.command id=(curl_id) { (curl::command(base, entry)) }
                     }
                 }
     }

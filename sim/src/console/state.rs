@@ -52,8 +52,8 @@ pub(crate) fn page(sandbox: &Sandbox, request: &Request) -> Response {
     }
     let main = html! {
         div.toolbar {
-            a.button href="/__sandbox/v1/state" download="licensing-sim-state.json" { "Export state" }
-            form #import-form data-put="/__sandbox/v1/state"
+            a.button href=(request.api("/state")) download="licensing-sim-state.json" { "Export state" }
+            form #import-form data-put=(request.api("/state"))
                 data-confirm="Replace the whole state with this file? What the simulator holds now is lost." {
                 label for="import-file" { "State file" }
                 input #import-file type="file" name="file" accept="application/json,.json" required;
@@ -66,12 +66,12 @@ pub(crate) fn page(sandbox: &Sandbox, request: &Request) -> Response {
                 }
                 button type="submit" { "Load seed" }
             }
-            button #reset type="button" data-api="POST /__sandbox/v1/reset" data-body="{}"
+            button #reset type="button" data-api=(format!("POST {}", request.api("/reset"))) data-body="{}"
                 data-confirm="Reset the simulator? Every enterprise, customer, order, asset, employee and loan is forgotten." {
                 "Reset"
             }
         }
-        form.filters method="get" action="/__sandbox/state" role="search" aria-label="Search the state" {
+        form.filters method="get" action=(format!("{}state", request.root())) role="search" aria-label="Search the state" {
             label for="q" { "Search" }
             input #q type="search" name="q" value=(search) placeholder="a name, id or number";
             button type="submit" { "Search" }

@@ -71,7 +71,7 @@ fn shown(registry: &Registry, req: &AdminRequest, entry: &Entry) -> a::Tenant {
         .map(str::to_owned)
         .or_else(|| req.parts.uri.authority().map(|a| a.to_string()))
         .unwrap_or_else(|| "localhost".to_string());
-    let path = format!("/t/{}", entry.id);
+    let path = super::prefix(&entry.id);
     a::Tenant {
         id: entry.id.clone(),
         name: entry.name.clone(),
@@ -151,7 +151,7 @@ fn list(registry: &Registry, _: AdminRequest) -> Result<Response, AdminError> {
             a::TenantSummary {
                 id: entry.id.clone(),
                 name: entry.name.clone(),
-                path: format!("/t/{}", entry.id),
+                path: super::prefix(&entry.id),
                 ttl: count(entry.ttl.as_secs()),
                 created_at: entry.created_at,
                 idle_ms: count(registry.idle_ms(entry)),

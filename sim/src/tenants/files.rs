@@ -56,7 +56,7 @@ pub(super) fn prepare(root: &Path, id: &str) -> io::Result<PathBuf> {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct Registration {
     version: u32,
-    id: String,
+    pub id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     name: Option<String>,
     pub tokens: Tokens,

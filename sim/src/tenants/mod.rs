@@ -9,6 +9,8 @@
 mod api;
 mod files;
 mod handle;
+#[cfg(feature = "console")]
+mod picker;
 mod route;
 mod unit;
 
@@ -29,7 +31,7 @@ use tokio::time::Instant;
 
 pub use handle::{Tenant, TenantError, TenantOptions};
 pub(crate) use route::Router;
-pub(crate) use unit::{Template, Unit};
+pub(crate) use unit::{Console, Template, Unit};
 
 use crate::{
     ops::{Db, Loaded, OpenOptions},
@@ -54,6 +56,11 @@ fn random_hex() -> io::Result<String> {
     let mut bytes = [0u8; RANDOM_BYTES];
     getrandom::fill(&mut bytes).map_err(|e| io::Error::other(e.to_string()))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The path tenant `id` is served under.
+pub(crate) fn prefix(id: &str) -> String {
+    format!("/t/{id}")
 }
 
 /// Whether `id` has the shape of a tenant's id: 32 lowercase hex digits. Anything else
@@ -346,7 +353,7 @@ impl Registry {
                 }
             }
         };
-        let unit = self.unit(db, &tokens);
+        let unit = self.unit(db, &id, &tokens);
         let seeded = match options.seed {
             Some(s) => Some(
                 seed::load(&unit.db, s, &self.template.limits)
@@ -378,11 +385,13 @@ impl Registry {
         Ok((entry, seeded))
     }
 
-    /// A tenant's sandbox over `db`, behind its own tokens.
-    fn unit(&self, db: Db, tokens: &Tokens) -> Unit {
+    /// Tenant `id`'s sandbox over `db`, behind its own tokens, with its own console
+    /// (and console sessions) under its prefix.
+    fn unit(&self, db: Db, id: &str, tokens: &Tokens) -> Unit {
         let access = AdminAccess {
             token: Some(tokens.admin.clone()),
             sessions: Arc::default(),
+            prefix: prefix(id),
             ..self.access.clone()
         };
         Unit::build(
@@ -391,7 +400,7 @@ impl Registry {
             tokens.credentials(),
             access,
             Vec::new(),
-            false,
+            Console::Tenant,
         )
     }
 
@@ -416,7 +425,7 @@ impl Registry {
                 self.template.settings.clone(),
                 options,
             )?;
-            let unit = self.unit(db, &registration.tokens);
+            let unit = self.unit(db, &registration.id, &registration.tokens);
             let entry = registration.into_entry(unit, dir, self.now(), &self.next_order);
             self.entries
                 .write()

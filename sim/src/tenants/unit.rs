@@ -1,6 +1,6 @@
 //! One sandbox: what a simulator held before it had tenants, and what each tenant holds
 //! now (the state, its clock and allocator, the journal, the fault rules and settings,
-//! the `g_nonce` window, the credentials, and the router that serves them).
+//! the `g_nonce` window, the credentials, the router that serves them, and its console).
 
 use std::{
     sync::{Arc, Mutex},
@@ -47,25 +47,35 @@ impl Template {
     }
 }
 
+/// Which console a sandbox serves (with the feature `console`; none without it).
+pub(crate) enum Console {
+    /// The simulator's own, with a picker of the registry's tenants.
+    Simulator(Arc<super::Registry>),
+    /// A tenant's own pages, under the prefix of its admin checks.
+    Tenant,
+}
+
 /// One sandbox, ready to serve.
 #[derive(Debug)]
 pub(crate) struct Unit {
     pub db: Arc<Db>,
     pub sandbox: Arc<Sandbox>,
     pub app: App,
+    /// Its admin checks (and the sessions of its console).
+    pub admin: AdminAccess,
 }
 
 impl Unit {
     /// A sandbox over `db`, accepting `credentials` on the services and the admin checks
-    /// of `admin` on its admin API, which has the sandbox's routes and `more`; with the
-    /// console's pages when `pages` (and the feature `console`).
+    /// of `admin` on its admin API, which has the sandbox's routes and `more`, and on the
+    /// pages of its `console`.
     pub fn build(
         template: &Template,
         db: Db,
         credentials: Credentials,
         admin: AdminAccess,
         more: Vec<AdminRoute>,
-        pages: bool,
+        console: Console,
     ) -> Self {
         let db = Arc::new(db);
         let sandbox = Arc::new(Sandbox {
@@ -76,18 +86,28 @@ impl Unit {
             limits: template.limits,
         });
         #[cfg(feature = "console")]
-        let pages = pages.then(|| crate::console::pages(&sandbox, &admin));
+        let pages = Some(crate::console::pages(
+            &sandbox,
+            &admin,
+            match console {
+                Console::Simulator(registry) => crate::console::Scope::Simulator(registry),
+                Console::Tenant => crate::console::Scope::Tenant,
+            },
+        ));
         #[cfg(not(feature = "console"))]
-        let pages = {
-            let _ = pages;
-            None
+        let pages = match console {
+            Console::Simulator(registry) => {
+                drop(registry);
+                None
+            }
+            Console::Tenant => None,
         };
         let mut routes = sandbox.routes();
         routes.extend(more);
         let gate = Gate {
             db: Arc::clone(&db),
             credentials,
-            admin,
+            admin: admin.clone(),
             nonces: Mutex::new(NonceWindow::new(
                 template.nonce_window,
                 template.nonce_capacity,
@@ -96,6 +116,11 @@ impl Unit {
             hooks: Arc::clone(&sandbox) as Arc<dyn protocol::hooks::Hooks>,
         };
         let app = App::new(gate, routes, pages);
-        Self { db, sandbox, app }
+        Self {
+            db,
+            sandbox,
+            app,
+            admin,
+        }
     }
 }
