@@ -133,7 +133,7 @@ await runCase("the run killed (SIGKILL to its group)", "lifecycle/waits.mjs", {
     console.log(`$ node ${args.join(" ")}`);
     const child = spawn(process.execPath, args, {
       cwd: HERE,
-      env: { ...process.env, LICENSING_SANDBOX_URL: shared.url, LICENSING_SANDBOX_ADMIN_TOKEN: shared.tokens.admin },
+      env: { ...process.env, LICENSING_SANDBOX_URL: shared.url, LICENSING_SANDBOX_TOKEN: shared.tokens.admin },
       stdio: "inherit",
     });
     const [code, signal] = await exited(child);

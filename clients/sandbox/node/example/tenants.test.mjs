@@ -1,7 +1,7 @@
 // Tenants: one sandbox shared by tests that run at the same time, each test in a sandbox of
 // its own. Every test below runs concurrently with the others ({ concurrency: true })
 // against one simulator — started here, or the shared one of LICENSING_SANDBOX_URL (with
-// LICENSING_SANDBOX_ADMIN_TOKEN) — and creates the same enterprise, channel customer and
+// LICENSING_SANDBOX_TOKEN) — and creates the same enterprise, channel customer and
 // channelOrderId in its tenant as the others: it must see only its own; a reset, a clock
 // jump or a fault rule of one tenant must not reach another; a tenant's token is refused
 // under another's prefix; a deleted tenant answers 404.
@@ -28,7 +28,7 @@ let sandbox;
 before(async () => {
   const shared = process.env.LICENSING_SANDBOX_URL;
   sandbox = shared
-    ? await connectSandbox(shared, { adminToken: process.env.LICENSING_SANDBOX_ADMIN_TOKEN || null })
+    ? await connectSandbox(shared, { adminToken: process.env.LICENSING_SANDBOX_TOKEN || null })
     : await startSandbox();
   // For check_lifecycle.mjs: the simulator's PID, to see that it is gone afterwards.
   if (process.env.LICENSING_EXAMPLE_PID_FILE) writeFileSync(process.env.LICENSING_EXAMPLE_PID_FILE, String(sandbox.pid));

@@ -9,9 +9,13 @@ process, and checks by PID that no ``licensing-sim`` outlives any of them:
 4. pytest killed (SIGKILL) while a test runs: no clean-up code runs at all, and the
    simulator must end by itself, on its standard input's end;
 5. one shared simulator, started here, and ``test_tenants.py`` in four pytest-xdist workers
-   against it (``--licensing-url``), each test in a tenant of its own: the run must pass,
-   have used more than one worker, and leave no tenant behind and the default tenant's
-   state as it was.
+   against it (``--licensing-url``, the admin token in ``LICENSING_SANDBOX_TOKEN``), each
+   test in a tenant of its own: the run must pass, have used more than one worker, and
+   leave no tenant behind and the default tenant's state as it was;
+6. the coverage report of a run in four pytest-xdist workers (``lifecycle/covered.py``),
+   each with its own simulator and a tenant per test: one report, counting every call of
+   every worker, each tenant's traffic included (read before the tenant was deleted), a
+   double submission found within one tenant and none across tenants.
 
 Usage: ``python check_lifecycle.py COVERAGE_FILE`` with the venv's python, pytest and the
 wheel installed. Exits non-zero naming the case that failed. POSIX only (signals, /proc
@@ -20,6 +24,7 @@ or ``kill -0``).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -133,7 +138,7 @@ def shared_case() -> None:
         env = {
             **os.environ,
             "LICENSING_SANDBOX_URL": shared.url,
-            "LICENSING_SANDBOX_ADMIN_TOKEN": shared.admin_token or "",
+            "LICENSING_SANDBOX_TOKEN": shared.admin_token or "",
             "LICENSING_EXAMPLE_TENANTS": folder,
         }
         env.pop("LICENSING_EXAMPLE_PID_FILE", None)
@@ -158,6 +163,44 @@ def shared_case() -> None:
     print(f"ok: tenants in four workers: {len(recorded)} tenants of workers {sorted(workers)}, all gone", flush=True)
 
 
+def coverage_case() -> None:
+    """Case 6: one report from four workers' journals and their tenants'."""
+    sys.path.insert(0, str(HERE / "lifecycle"))
+    from covered import DEFAULT_TESTS, LOCK, TENANT_TESTS
+
+    with tempfile.TemporaryDirectory() as folder:
+        report_file = Path(folder) / "coverage.json"
+        workers_folder = Path(folder) / "workers"
+        workers_folder.mkdir()
+        env = {**os.environ, "LICENSING_EXAMPLE_TENANTS": str(workers_folder)}
+        for name in ("LICENSING_EXAMPLE_PID_FILE", "LICENSING_SANDBOX_URL", "LICENSING_SANDBOX_TOKEN"):
+            env.pop(name, None)
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "4", "--licensing-seed", "demo"]
+        command += [f"--licensing-coverage={report_file}", "lifecycle/covered.py"]
+        print("$", " ".join(command), flush=True)
+        status = subprocess.run(command, cwd=HERE, env=env, timeout=CASE_TIMEOUT).returncode
+        if status != 0:
+            raise SystemExit(f"coverage in four workers: pytest exited {status}, expected 0")
+        workers = {name.split("-", 1)[0] for name in os.listdir(workers_folder)}
+        if len(workers) < 2:
+            raise SystemExit(f"coverage in four workers: the tests ran in workers {sorted(workers)} only")
+        report = json.loads(report_file.read_text())
+        counted = {op["operation"]: op["calls"] for op in report["operations"]}
+        expected = {"allocateShellNums": TENANT_TESTS + 1 + DEFAULT_TESTS, "disableLocks": TENANT_TESTS + 2}
+        for operation, calls in expected.items():
+            if counted.get(operation) != calls:
+                raise SystemExit(f"coverage in four workers: {operation}: {counted.get(operation)} calls counted, {calls} made")
+        doubles = report["suspectedDoubleSubmissions"]
+        twice = [d for d in doubles if d["what"] == f"disable of lock {LOCK}"]
+        if len(doubles) != 1 or len(twice) != 1 or "test_twice_in_one_tenant" not in twice[0]["first"]:
+            raise SystemExit(f"coverage in four workers: one double expected, of test_twice_in_one_tenant's tenant: {doubles}")
+    print(
+        f"ok: coverage in four workers {sorted(workers)}: {expected} calls counted, "
+        f"one double ({twice[0]['first']} and {twice[0]['second']})",
+        flush=True,
+    )
+
+
 def main() -> None:
     if len(sys.argv) != 2:
         raise SystemExit("usage: check_lifecycle.py COVERAGE_FILE")
@@ -175,7 +218,8 @@ def main() -> None:
     # Killed, it cannot stop the simulator: the simulator sees its stdin end and stops.
     case("pytest killed (SIGKILL)", "lifecycle/waits.py", expect=-signal.SIGKILL, act=kill, grace=10.0)
     shared_case()
-    print("5 passed, 0 failed", flush=True)
+    coverage_case()
+    print("6 passed, 0 failed", flush=True)
 
 
 if __name__ == "__main__":

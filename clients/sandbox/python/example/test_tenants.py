@@ -2,7 +2,7 @@
 check runs this module in four pytest-xdist workers against one simulator it started, as a
 team's shared sandbox is used::
 
-    LICENSING_SANDBOX_URL=… LICENSING_SANDBOX_ADMIN_TOKEN=… pytest -n 4 test_tenants.py
+    LICENSING_SANDBOX_URL=… LICENSING_SANDBOX_TOKEN=… pytest -n 4 test_tenants.py
 
 Every story test creates the same enterprise, channel customer and ``channelOrderId`` in
 its own tenant at the same time as the others, and must see only its own; a reset, a clock

@@ -148,19 +148,31 @@ class AdminApi:
         written to ``path`` too when given (its format then from its extension when
         ``format`` is left as it is: ``.json``, ``.xml`` for JUnit, else markdown)."""
         if path is not None and format == "markdown":
-            format = _COVERAGE_FORMATS.get(Path(path).suffix.lower(), "markdown")
+            format = coverage_format(path)
         with tempfile.TemporaryDirectory() as folder:
-            journal = Path(folder) / "journal.json"
-            journal.write_text(json.dumps(self.journal()))
-            done = subprocess.run(
-                [binary("licensing-proxy"), "coverage", "--format", format, str(journal)],
-                capture_output=True,
-                timeout=COVERAGE_TIMEOUT,
-            )
-        # 1 is a total under a --min threshold; none is given here, so any failure is one.
-        if done.returncode != 0:
-            raise SandboxError(f"licensing-proxy coverage failed: {done.stderr.decode(errors='replace')[-2000:]}")
-        report = done.stdout.decode()
+            (Path(folder) / "journal.json").write_text(json.dumps(self.journal()))
+            report = proxy_coverage(["journal.json"], format, folder)
         if path is not None:
             Path(path).write_text(report)
         return report
+
+
+def coverage_format(path: PathLike) -> str:
+    """The report format a file's extension asks for: ``.json``, ``.xml`` (JUnit), else
+    markdown."""
+    return _COVERAGE_FORMATS.get(Path(path).suffix.lower(), "markdown")
+
+
+def proxy_coverage(files: list[str], format: str, folder: PathLike) -> str:
+    """``licensing-proxy coverage`` over ``files`` (journals or recordings, named relative
+    to ``folder``, where it runs: the report names entries by those names)."""
+    done = subprocess.run(
+        [binary("licensing-proxy"), "coverage", "--format", format, *files],
+        capture_output=True,
+        timeout=COVERAGE_TIMEOUT,
+        cwd=folder,
+    )
+    # 1 is a total under a --min threshold; none is given here, so any failure is one.
+    if done.returncode != 0:
+        raise SandboxError(f"licensing-proxy coverage failed: {done.stderr.decode(errors='replace')[-2000:]}")
+    return done.stdout.decode()
