@@ -1,0 +1,108 @@
+//! A run's traffic as HAR 1.2, the shape the conformance proxy records (so that
+//! `licensing-proxy coverage` and `licensing-proxy seed from-recording` read it): every
+//! entry redacted as the report is, named by its `operationId`.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+use super::http::Shown;
+
+/// The HAR document of `exchanges`.
+pub fn document(exchanges: &[Shown]) -> Value {
+    let entries: Vec<Value> = exchanges.iter().map(entry).collect();
+    json!({"log": {
+        "version": "1.2",
+        "creator": {"name": "licensing probe", "version": env!("CARGO_PKG_VERSION")},
+        "entries": entries,
+    }})
+}
+
+fn pairs(list: &[(String, String)]) -> Vec<Value> {
+    list.iter()
+        .map(|(name, value)| json!({"name": name, "value": value}))
+        .collect()
+}
+
+fn entry(x: &Shown) -> Value {
+    let mut request = json!({
+        "method": x.method,
+        "url": x.url,
+        "httpVersion": "HTTP/1.1",
+        "cookies": [],
+        "headers": pairs(&x.request_headers),
+        "queryString": pairs(&x.query),
+        "headersSize": -1,
+        "bodySize": x.request_body.as_ref().map_or(0, String::len),
+    });
+    if let Some(text) = &x.request_body {
+        request["postData"] = json!({"mimeType": "application/json", "text": text});
+    }
+    let mut content = json!({
+        "size": x.reply_body.as_ref().map_or(0, String::len),
+        "mimeType": "application/json",
+    });
+    if let Some(text) = &x.reply_body {
+        content["text"] = json!(text);
+    }
+    let ms = x.duration.as_secs_f64() * 1000.0;
+    json!({
+        "startedDateTime": rfc3339(x.started),
+        "time": ms,
+        "request": request,
+        "response": {
+            "status": x.status,
+            "statusText": "",
+            "httpVersion": "HTTP/1.1",
+            "cookies": [],
+            "headers": [],
+            "content": content,
+            "redirectURL": "",
+            "headersSize": -1,
+            "bodySize": -1,
+        },
+        "cache": {},
+        "timings": {"send": 0, "wait": ms, "receive": 0},
+        "_operationId": x.operation,
+        "_note": x.note,
+    })
+}
+
+/// A time as RFC 3339 in UTC, to the millisecond.
+pub fn rfc3339(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Days to a civil date (Howard Hinnant's algorithm), for days since 1970-01-01.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60,
+        since.subsec_millis()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn times_are_rfc3339() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_millis(1_767_225_600_123);
+        assert_eq!(rfc3339(t), "2026-01-01T00:00:00.123Z");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_825_600);
+        assert_eq!(rfc3339(leap), "2000-02-29T12:00:00.000Z");
+    }
+}
