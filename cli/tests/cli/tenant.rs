@@ -260,3 +260,78 @@ fn bad_input_is_refused_naming_the_field_or_rule() {
         );
     }
 }
+
+/// The sandbox's admin token has one variable across the command line, the Python and
+/// Node helpers and the guides: `LICENSING_SANDBOX_TOKEN`.
+const TOKEN_VARIABLE: &str = "LICENSING_SANDBOX_TOKEN";
+
+#[test]
+fn the_sandboxs_admin_token_is_read_from_its_one_variable() {
+    let sim = Sim::start_with(|builder| builder.admin_token("adm-cli-1"));
+    let without = sim.run(&["sandbox", "tenant", "list"]);
+    assert_exit(&without, 1, "HTTP 401");
+    // Another spelling is not read: the call goes without a token.
+    let misnamed = sim
+        .cmd()
+        .env("LICENSING_SANDBOX_ADMIN_TOKEN", "adm-cli-1")
+        .args(["sandbox", "tenant", "list"])
+        .output()
+        .unwrap();
+    assert_exit(&misnamed, 1, "HTTP 401");
+    let with = sim
+        .cmd()
+        .env(TOKEN_VARIABLE, "adm-cli-1")
+        .args(["sandbox", "tenant", "list"])
+        .output()
+        .unwrap();
+    assert!(with.status.success(), "{}", stderr(&with));
+    assert_eq!(json(&stdout(&with))["tenants"], serde_json::json!([]));
+}
+
+/// Every guide, helper and example that names a variable for the sandbox's admin token
+/// names the one the command line reads.
+#[test]
+fn every_client_and_guide_names_the_same_variable() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut named = 0;
+    let mut wrong = Vec::new();
+    let mut stack: Vec<std::path::PathBuf> = [
+        "docs",
+        "clients/sandbox",
+        "cli/src",
+        "sim/README.md",
+        "README.md",
+    ]
+    .iter()
+    .map(|p| root.join(p))
+    .collect();
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            if path.ends_with("node_modules") {
+                continue;
+            }
+            stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        for (at, _) in text.match_indices("LICENSING_SANDBOX_") {
+            let name: String = text[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || *c == '_')
+                .collect();
+            if name.ends_with("TOKEN") {
+                named += 1;
+                if name != TOKEN_VARIABLE {
+                    wrong.push(format!("{}: {name}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    assert!(
+        named >= 10,
+        "only {named} mentions found: is the scan reading the files?"
+    );
+}
