@@ -104,7 +104,13 @@ fn proc_bytes(sim: &Server, field: &str) -> Result<f64> {
 /// The simulator with its admin API behind [`ADMIN`], room for the live tenants, plus
 /// `extra` flags.
 fn simulator(bins: &Binaries, extra: &[&str]) -> Result<Server> {
-    let max = (LIVE_TENANTS + 10).to_string();
+    simulator_for(bins, LIVE_TENANTS + 10, extra)
+}
+
+/// [`simulator`] with room for `tenants` tenants: each tenant's share of the memory
+/// bounds (records, journal, `g_nonce`s) is the simulator's divided by that.
+fn simulator_for(bins: &Binaries, tenants: usize, extra: &[&str]) -> Result<Server> {
+    let max = tenants.to_string();
     let mut args = vec!["--admin-token", ADMIN, "--max-tenants", max.as_str()];
     args.extend_from_slice(extra);
     Server::licensing_sim(bins, &args)
@@ -259,8 +265,11 @@ fn large_seed(bins: &Binaries, dir: &Path, smoke: bool, runs: usize) -> Result<V
             std::fs::create_dir_all(&state)?;
             let file = state.join("state");
             let file = file.to_str().context("a state path that is not UTF-8")?;
-            let sim = simulator(
+            // One tenant beside the default one: its share of the record bounds is half
+            // the simulator's, as large a share as a simulator with tenants gives.
+            let sim = simulator_for(
                 bins,
+                2,
                 &[
                     "--state-file",
                     file,
@@ -268,6 +277,8 @@ fn large_seed(bins: &Binaries, dir: &Path, smoke: bool, runs: usize) -> Result<V
                     "1000000",
                     "--max-seed-bytes",
                     "268435456",
+                    "--max-orders",
+                    "200000",
                 ],
             )?;
             let (host, prefix, token) = if side == "default" {
