@@ -76,7 +76,4 @@ pub use server::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_REPLY_BUDGET, DEFAULT_WRITE_TIMEOUT, Handler, ServerStats,
 };
 
-/// The reserved prefix of the sandbox admin API's paths (`spec/sandbox.yaml` of
-/// `licensing-sim`): no path of the platform's services starts with it. The console's
-/// pages are beside it, below `/__sandbox/`.
-pub const ADMIN_PREFIX: &str = "/__sandbox/v1";
+pub use admin::ADMIN_PREFIX;

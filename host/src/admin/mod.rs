@@ -30,6 +30,11 @@ use throttle::Failures;
 /// The names a loopback listener answers to, with its port.
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
+/// The reserved prefix of the sandbox admin API's paths (`spec/sandbox.yaml` of
+/// `licensing-sim`): no path of the platform's services starts with it. The console's
+/// pages are beside it, below `/__sandbox/`.
+pub const ADMIN_PREFIX: &str = "/__sandbox/v1";
+
 /// What the admin checks need to know of the listener and the configuration.
 #[derive(Clone, Default)]
 pub struct AdminAccess {

@@ -69,7 +69,7 @@ impl Request {
     /// An admin API path (`/faults`) as the browser reaches it, under the prefix
     /// (`/__sandbox/v1/faults`).
     pub fn api(&self, path: &str) -> String {
-        format!("{}{}{path}", self.prefix, crate::ADMIN_PREFIX)
+        format!("{}{}{path}", self.prefix, crate::admin::ADMIN_PREFIX)
     }
 }
 
