@@ -32,15 +32,53 @@ pub fn measure(root: &Path, options: &Options) -> Result<PathBuf> {
         "benchmarks"
     });
     let lab = prepare(root, options)?;
-    let bins = &lab.bins;
     let mut sections = Sections::default();
+    // A section that fails keeps what the ones before it measured: the record is written
+    // either way, and the error says where, so a rerun needs `--only` the rest.
+    let measured = measure_sections(root, options, &lab, &mut sections);
+    let results = Results {
+        format: FORMAT,
+        commit: commit(root),
+        machine: machine(),
+        run: Run {
+            quick: options.quick,
+            smoke: options.smoke,
+            build_cost: options.build_cost,
+            only: options.only.clone(),
+            seconds: started.elapsed().as_secs_f64(),
+            started_unix_s,
+        },
+        targets: targets::all(),
+        sections,
+    };
+    let path = options.results_path(&lab.bins.target_dir);
+    results.write(&path)?;
+    eprintln!("measurements written to {}", path.display());
+    measured.with_context(|| {
+        format!(
+            "a section failed; the sections measured before it are in {}",
+            path.display()
+        )
+    })?;
+    Ok(path)
+}
+
+/// Every section `options` asks for, in its order, into `sections`; stops at the first
+/// that fails.
+fn measure_sections(
+    root: &Path,
+    options: &Options,
+    lab: &Lab<'_>,
+    sections: &mut Sections,
+) -> Result<()> {
+    let bins = &lab.bins;
     if options.runs("overhead") {
         step("1. SDK call overhead");
         sections.overhead = Some(bench_json(bins, "overhead", options.smoke, &[])?);
     }
     if options.runs("throughput") {
         step("2. simulator throughput");
-        sections.throughput = Some(throughput::measure(&lab)?);
+        sections.throughput = Some(throughput::measure(lab)?);
     }
     if options.runs("batch") {
         step("3. batch order: client side, simulator side, round trip");
@@ -71,11 +109,11 @@ pub fn measure(root: &Path, options: &Options) -> Result<PathBuf> {
     }
     if options.runs("bulk") {
         step("6. bulk submit: the command line against the SDK called directly");
-        sections.bulk = Some(bulk::measure(&lab)?);
+        sections.bulk = Some(bulk::measure(lab)?);
     }
     if options.runs("proxy") {
         step("7. conformance proxy: through the proxy against the simulator direct");
-        sections.proxy = Some(proxy::measure(&lab)?);
+        sections.proxy = Some(proxy::measure(lab)?);
     }
     if options.runs("seed") {
         step("7b. seeding a large state with a state file");
@@ -84,11 +122,11 @@ pub fn measure(root: &Path, options: &Options) -> Result<PathBuf> {
     }
     if options.runs("fresh") {
         step("7c. a fresh sandbox per test: from start to the first answer, and to a seeded state");
-        sections.fresh = Some(fresh::measure(&lab)?);
+        sections.fresh = Some(fresh::measure(lab)?);
     }
     if options.runs("tenants") {
         step("7d. tenants: creation, memory, throughput beside 1,000 others, a large seed");
-        sections.tenants = Some(tenants::measure(&lab)?);
+        sections.tenants = Some(tenants::measure(lab)?);
     }
     // Nothing of the build is timed in a smoke run.
     if options.runs("build") && !options.smoke {
@@ -99,25 +137,7 @@ pub fn measure(root: &Path, options: &Options) -> Result<PathBuf> {
             options.build_cost,
         )?);
     }
-    let results = Results {
-        format: FORMAT,
-        commit: commit(root),
-        machine: machine(),
-        run: Run {
-            quick: options.quick,
-            smoke: options.smoke,
-            build_cost: options.build_cost,
-            only: options.only.clone(),
-            seconds: started.elapsed().as_secs_f64(),
-            started_unix_s,
-        },
-        targets: targets::all(),
-        sections,
-    };
-    let path = options.results_path(&bins.target_dir);
-    results.write(&path)?;
-    eprintln!("measurements written to {}", path.display());
-    Ok(path)
+    Ok(())
 }
 
 /// The binaries built and the tools installed. Prism, WireMock and Mockoon come from npm:
