@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Contract test: runs Schemathesis against `licensing-sim` for both specs (spec/order.yaml,
 # spec/member.yaml) and its sandbox admin API (sim/spec/sandbox.yaml) with every check, in the examples, coverage, fuzzing and stateful
-# phases. Any response that does not match the spec fails the script.
+# phases; the admin API twice: the simulator's own (its `tenants` routes included) and a
+# tenant's, the same routes under its prefix `/t/{id}` behind its admin token. Any
+# response that does not match the spec fails the script.
 #
 # Bounded for CI (2 cores): SCHEMATHESIS_MAX_EXAMPLES cases per operation and phase
 # (default 100). A run takes about two
@@ -35,7 +37,7 @@ cargo build --quiet --locked -p licensing-sim --features bin --bin licensing-sim
 # Wherever cargo puts its output (CARGO_TARGET_DIR included).
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 mkdir -p "$WORK"
-# One simulator per spec, the three runs at once (Schemathesis is one Python process a
+# One simulator per run, the four runs at once (Schemathesis is one Python process a
 # run, mostly busy on its own side): no run sees state another made, and the admin API's
 # run, which resets and replaces the state, disturbs no other.
 sims=()
@@ -70,7 +72,14 @@ start_sim() {
     urls[$spec]=$url
 }
 declare -A urls
-for spec in order member sandbox; do start_sim "$spec"; done
+for spec in order member sandbox tenant; do start_sim "$spec"; done
+# A tenant of a simulator of its own (the sandbox run creates and deletes tenants): its
+# base URL is where the admin spec's paths go, and its admin token is the one they need.
+tenant_json=$(curl -sS -X POST "${urls[tenant]}/__sandbox/v1/tenants" -H 'Content-Type: application/json' \
+    -d '{"name": "schemathesis"}') || fail "cannot create a tenant"
+read -r tenant_url tenant_token < <(python3 -c 'import json,sys; t=json.load(sys.stdin); print(t["url"], t["tokens"]["admin"])' <<<"$tenant_json") ||
+    fail "no tenant in the reply: $tenant_json"
+urls[tenant]=$tenant_url
 
 # --- Schemathesis against each spec -------------------------------------------------------
 # Hypothesis keeps its caches here rather than in the work tree.
@@ -107,9 +116,13 @@ member_job=$!
 # proxy/tests/proxy covers them).
 run sandbox sim/spec/sandbox.yaml --exclude-tag recording &
 sandbox_job=$!
+# A tenant's admin API has every route but the tenants' own.
+run tenant sim/spec/sandbox.yaml --exclude-tag recording --exclude-tag tenants \
+    --header "Authorization: Bearer $tenant_token" &
+tenant_job=$!
 
 status=0
-for spec in order member sandbox; do
+for spec in order member sandbox tenant; do
     job=${spec}_job
     if wait "${!job}"; then result=passed; else result=FAILED; status=1; fi
     echo "== schemathesis: $spec: $result ==" >&2
@@ -120,4 +133,4 @@ for pid in "${sims[@]}"; do
     kill -0 "$pid" 2>/dev/null || fail "a simulator died during the run (see $WORK/sim-*.log)"
 done
 [[ $status -eq 0 ]] || fail "Schemathesis reported failures (reports in $WORK/)"
-echo "schemathesis.sh: all three specs passed" >&2
+echo "schemathesis.sh: all three specs passed, the admin spec under a tenant's prefix too" >&2
