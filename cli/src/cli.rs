@@ -40,6 +40,8 @@ pub fn command() -> Command {
         .subcommand(api())
         .subcommand(orders())
         .subcommand(crate::sandbox::command())
+        .subcommand(crate::mcp::command())
+        .subcommand(crate::probe::command())
         .subcommand(profile())
         .subcommand(
             Command::new("completion")

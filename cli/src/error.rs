@@ -33,6 +33,8 @@ pub struct CliError {
     /// The HTTP status of a reply that made it fail, when there was one: a `404` under a
     /// tenant's prefix is then told apart as the tenant gone.
     pub status: Option<u16>,
+    /// The platform's business code, when it answered with one.
+    pub business: Option<String>,
 }
 
 impl CliError {
@@ -43,6 +45,7 @@ impl CliError {
             message: message.into(),
             chain: Vec::new(),
             status: None,
+            business: None,
         }
     }
 
@@ -99,6 +102,7 @@ impl From<licensing_sdk::Error> for CliError {
         };
         CliError {
             status,
+            business: error.code().map(|c| c.as_str().to_string()),
             ..CliError::new(code, message).caused_by(&error)
         }
     }

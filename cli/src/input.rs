@@ -135,6 +135,16 @@ impl Input {
         Ok(input)
     }
 
+    /// An input made elsewhere than from the flags (a tool call's arguments), already
+    /// checked as [`Input::from_matches`] checks the flags.
+    pub fn from_parts(params: HashMap<&'static str, String>, body: Option<Value>) -> Self {
+        Input {
+            params,
+            body,
+            paginate: false,
+        }
+    }
+
     /// The value of a path or query parameter, by its spec name.
     pub fn param(&self, wire: &str) -> Option<&str> {
         self.params.get(wire).map(String::as_str)

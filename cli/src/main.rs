@@ -7,8 +7,10 @@ mod cli;
 mod config;
 mod error;
 mod input;
+mod mcp;
 mod ops;
 mod output;
+mod probe;
 mod sandbox;
 mod terminal;
 
@@ -112,6 +114,8 @@ async fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
                     bulk::run(&ctx, m, format(m)).await
                 }
                 "sandbox" => sandbox::run(&ctx, sub, &mut sink).await,
+                "probe" => probe::run(&ctx, sub, format(sub)).await,
+                "mcp" => mcp::run(ctx, sub).await,
                 other => unreachable!("unknown command {other}"),
             }
         }

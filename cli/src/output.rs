@@ -33,6 +33,11 @@ impl Sink {
         }
     }
 
+    /// A sink on `out` (a tool call keeps what the command writes).
+    pub fn to(format: Format, out: Box<dyn Write + Send>) -> Self {
+        Self { format, out }
+    }
+
     /// Writes one value in the sink's format.
     pub fn value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), CliError> {
         let text = match self.format {

@@ -82,6 +82,22 @@ impl<'a> Converter<'a> {
         Ok(Converted { schema, refs })
     }
 
+    /// The schema at JSON Pointer `pointer` of the document (an operation's parameter,
+    /// written inline), translated as a component's is: the schema and the components it
+    /// refers to.
+    pub fn at(&self, pointer: &str) -> Result<Converted> {
+        let raw = self
+            .doc
+            .raw
+            .pointer(pointer)
+            .ok_or_else(|| anyhow!("{}: no schema there", self.doc.location(pointer)))?;
+        let typed: ReferenceOr<OaSchema> = serde_json::from_value(raw.clone())
+            .with_context(|| format!("{}: not a schema", self.doc.location(pointer)))?;
+        let mut refs = BTreeSet::new();
+        let schema = self.convert((&typed).into(), raw, pointer, &mut refs)?;
+        Ok(Converted { schema, refs })
+    }
+
     pub(crate) fn convert(
         &self,
         node: Node<'_>,

@@ -145,6 +145,8 @@ const PACKAGE_LAYERS: [(&str, &str, &[&str]); 18] = [
             "licensing-sandbox-client",
             "licensing-codegen",
             "licensing-escape",
+            "licensing-spec",
+            "licensing-json-schema",
         ],
     ),
     (

@@ -1,0 +1,149 @@
+//! A run with `--writes` stopped by each signal at each point (before its first write,
+//! between a write and its undo, during the undos), then `--finish`: the state is the
+//! one before, and the ledger shows each write undone once.
+
+use std::{
+    path::Path,
+    process::{Child, Stdio},
+    time::{Duration, Instant},
+};
+
+use serde_json::Value;
+
+use super::{Sim, ledger, undone_once};
+
+#[derive(Clone, Copy, Debug)]
+enum Point {
+    BeforeFirstWrite,
+    BetweenWriteAndUndo,
+    DuringUndos,
+}
+
+impl Point {
+    /// Whether the ledger's records show the run at this point.
+    fn reached(self, records: &[Value], header: bool) -> bool {
+        let has = |seq: &Value, event: &str| {
+            records
+                .iter()
+                .any(|r| r["seq"] == *seq && r["event"] == event)
+        };
+        match self {
+            Point::BeforeFirstWrite => header && records.is_empty(),
+            Point::BetweenWriteAndUndo => records.iter().any(|r| {
+                r["event"] == "written" && r["result"] == "applied" && !has(&r["seq"], "undoing")
+            }),
+            Point::DuringUndos => records
+                .iter()
+                .any(|r| r["event"] == "undoing" && !has(&r["seq"], "undone")),
+        }
+    }
+}
+
+/// Sends `signal` (a `libc::SIG…` number) to `child`, through rustix's safe call.
+fn signal(child: &Child, signal: i32) {
+    use rustix::process::{Pid, Signal, kill_process};
+    let signal = Signal::from_named_raw(signal).expect("a signal with a name");
+    let _ = kill_process(Pid::from_child(child), signal);
+}
+
+/// Waits until the ledger shows `point`; whether it did before the run ended.
+fn wait_for(child: &mut Child, path: &Path, point: Point) -> bool {
+    let give_up = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < give_up {
+        let header = std::fs::read_to_string(path).is_ok_and(|t| t.contains('\n'));
+        if point.reached(&ledger(path), header) {
+            return true;
+        }
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    false
+}
+
+fn stopped_at(number: i32, exit: Option<i32>) {
+    for point in [
+        Point::BeforeFirstWrite,
+        Point::BetweenWriteAndUndo,
+        Point::DuringUndos,
+    ] {
+        let sim = Sim::start();
+        let before = sim.state();
+        let path = sim.path("run.ledger");
+        let mut child = sim
+            .probe_at("10")
+            .args(sim.ids())
+            .args(["--writes", "-o", "json", "--ledger"])
+            .arg(&path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        assert!(
+            wait_for(&mut child, &path, point),
+            "{point:?}: the run never got there"
+        );
+        signal(&child, number);
+        let status = child.wait().unwrap();
+        let stderr = licensing_test_support::process::stderr_of(&mut child);
+        match exit {
+            Some(code) => assert_eq!(status.code(), Some(code), "{point:?}: {stderr}"),
+            None => assert_eq!(status.code(), None, "{point:?}: killed, {stderr}"),
+        }
+        let finish = sim
+            .probe_at("10")
+            .arg("--finish")
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            finish.status.success(),
+            "{point:?}: --finish: {}",
+            String::from_utf8_lossy(&finish.stderr)
+        );
+        assert_eq!(
+            sim.state(),
+            before,
+            "{point:?}: the state is not the one before"
+        );
+        undone_once(&ledger(&path));
+        // A second --finish has nothing left: it sends no write.
+        let writes = |sim: &Sim| {
+            sim.journal()
+                .iter()
+                .filter(|e| e["method"] != "GET")
+                .count()
+        };
+        let sent = writes(&sim);
+        assert!(
+            sim.probe_at("10")
+                .arg("--finish")
+                .arg(&path)
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert_eq!(writes(&sim), sent, "{point:?}: a write undone twice");
+    }
+}
+
+#[test]
+fn sigint_at_every_point_is_undone_once() {
+    stopped_at(libc::SIGINT, Some(130));
+}
+
+#[test]
+fn sigterm_at_every_point_is_undone_once() {
+    stopped_at(libc::SIGTERM, Some(143));
+}
+
+#[test]
+fn sighup_at_every_point_is_undone_once() {
+    stopped_at(libc::SIGHUP, Some(129));
+}
+
+#[test]
+fn sigkill_at_every_point_is_undone_by_finish() {
+    stopped_at(libc::SIGKILL, None);
+}

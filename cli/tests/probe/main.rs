@@ -1,0 +1,244 @@
+//! `licensing probe` over real sockets: against an in-process simulator (its state export
+//! and journal say what the probe changed and sent), a simulator made to depart by fault
+//! rules, runs stopped by every signal at every point, and hostile upstreams.
+
+mod hostile;
+#[cfg(unix)]
+mod kill;
+mod runs;
+
+use std::{path::PathBuf, process::Stdio};
+
+use licensing_sim::{Simulator, admin};
+use serde_json::{Value, json};
+
+/// A demo-seeded simulator whose clock stands still (so that a write set back leaves the
+/// times as they were), on a runtime of its own, and a directory for the run's files.
+pub struct Sim {
+    pub rt: tokio::runtime::Runtime,
+    pub sim: Simulator,
+    pub dir: tempfile::TempDir,
+}
+
+impl Sim {
+    pub fn start() -> Self {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let sim = rt.block_on(Simulator::start()).unwrap();
+        let admin = sim.admin();
+        // A reset forgets the clock's setting: it goes first.
+        sim.reset().unwrap();
+        let clock: admin::types::ClockSetting =
+            serde_json::from_value(json!({"now": 1_767_225_600_000_i64, "frozen": true})).unwrap();
+        rt.block_on(admin.set_clock().body(clock).send()).unwrap();
+        rt.block_on(admin.load_builtin_seed().name("demo").send())
+            .unwrap();
+        Sim {
+            rt,
+            sim,
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// `licensing probe` for this simulator, through the environment only, at 20 requests
+    /// a second.
+    pub fn probe(&self) -> std::process::Command {
+        self.probe_at("20")
+    }
+
+    /// [`Sim::probe`] at `rate` requests a second.
+    pub fn probe_at(&self, rate: &str) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("licensing"));
+        for (name, _) in std::env::vars() {
+            if name.starts_with("LICENSING_") {
+                cmd.env_remove(name);
+            }
+        }
+        let url = self.sim.url();
+        cmd.arg("probe")
+            .args(["--rate", rate])
+            .env("LICENSING_ORDER_URL", &url)
+            .env("LICENSING_MEMBER_URL", &url)
+            .env("LICENSING_APP_TOKEN", licensing_sim::DEFAULT_APP_TOKEN)
+            .env(
+                "LICENSING_CLIENT_TOKEN",
+                licensing_sim::DEFAULT_CLIENT_TOKEN,
+            )
+            .env("LICENSING_USER_TOKEN", licensing_sim::DEFAULT_USER_TOKEN)
+            .env("LICENSING_CONFIG_DIR", self.dir.path())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// The probe's arguments for the demo enterprise and its channel customer.
+    pub fn ids(&self) -> Vec<String> {
+        let mut args = vec!["--enterprise".to_string(), self.enterprise()];
+        args.extend(
+            ["--channel-code", "CH01", "--channel-customer-id", "CC-ACME"].map(String::from),
+        );
+        args
+    }
+
+    /// A path in the test's directory.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// The state export without the id counter: an employee added and deleted leaves it
+    /// one on, as ids are never given twice.
+    pub fn state(&self) -> Value {
+        let mut state = self.sim.export_state();
+        state["state"].as_object_mut().unwrap().remove("sequence");
+        state
+    }
+
+    /// The journal's entries, oldest first.
+    pub fn journal(&self) -> Vec<Value> {
+        let page = self
+            .rt
+            .block_on(self.sim.admin().list_journal().send())
+            .unwrap()
+            .into_inner();
+        page.entries
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .collect()
+    }
+
+    /// The demo enterprise's id.
+    pub fn enterprise(&self) -> String {
+        let state = self.sim.export_state();
+        state["state"]["enterprises"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .next()
+            .unwrap()
+            .clone()
+    }
+
+    /// The number of a refillable lock of the demo enterprise.
+    pub fn lock(&self) -> String {
+        let state = self.sim.export_state();
+        state["state"]["assets"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .next()
+            .unwrap()
+            .clone()
+    }
+
+    /// The number of a refillable lock of the demo enterprise that lends nothing: one whose
+    /// state a disable changes.
+    pub fn refillable_lock(&self) -> String {
+        let state = self.sim.export_state();
+        let assets = state["state"]["assets"].as_object().unwrap();
+        let loans = state["state"]["loans"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        assets
+            .iter()
+            .find(|(num, a)| {
+                a["licenseType"] == "normal_recover_usbkey"
+                    && !loans.contains_key(num.as_str())
+                    && a["lentLock"] != true
+            })
+            .map(|(num, _)| num.clone())
+            .unwrap_or_else(|| panic!("no refillable lock in {assets:#?}"))
+    }
+
+    /// Adds a fault rule.
+    pub fn fault(&self, rule: Value) {
+        let rule: admin::types::FaultRuleSpec = serde_json::from_value(rule).unwrap();
+        self.rt
+            .block_on(self.sim.admin().create_fault().body(rule).send())
+            .unwrap();
+    }
+}
+
+/// A finished run's report (stdout, JSON) and exit code.
+pub fn report(output: &std::process::Output) -> (Value, Option<i32>) {
+    let text = String::from_utf8_lossy(&output.stdout);
+    let report = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "not a JSON report ({e}): {text}\nstderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    (report, output.status.code())
+}
+
+/// Each check's id and verdict.
+pub fn verdicts(report: &Value) -> Vec<(String, String)> {
+    report["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["id"].as_str().unwrap().to_string(),
+                o["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The ids of the checks with `verdict`.
+pub fn with_verdict(report: &Value, verdict: &str) -> Vec<String> {
+    verdicts(report)
+        .into_iter()
+        .filter(|(_, v)| v == verdict)
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// The ledger's records after its first line.
+pub fn ledger(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// Asserts that every write the ledger shows applied (or of unknown outcome) is undone
+/// exactly once, and that nothing is undone that was not announced.
+#[track_caller]
+pub fn undone_once(records: &[Value]) {
+    let events = |seq: &Value, event: &str| {
+        records
+            .iter()
+            .filter(|r| r["seq"] == *seq && r["event"] == event)
+            .count()
+    };
+    for intent in records.iter().filter(|r| r["event"] == "intent") {
+        let seq = &intent["seq"];
+        let written: Vec<&Value> = records
+            .iter()
+            .filter(|r| r["seq"] == *seq && r["event"] == "written")
+            .collect();
+        let refused = written
+            .iter()
+            .any(|w| w["result"] == "refused" || w["result"] == "not sent");
+        let expected = usize::from(!refused);
+        assert!(
+            events(seq, "undone") == expected,
+            "write {seq} undone {} times: {records:#?}",
+            events(seq, "undone")
+        );
+    }
+    for r in records.iter().filter(|r| r["event"] != "intent") {
+        assert!(
+            records
+                .iter()
+                .any(|i| i["event"] == "intent" && i["seq"] == r["seq"]),
+            "a record of no write: {r}"
+        );
+    }
+}
