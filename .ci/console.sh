@@ -3,9 +3,11 @@
 #
 # Chromium: `cargo xtask console` (journal within one second, copy as cURL run in a
 # shell, a fault added through the form, reset asking first, labelled controls, no
-# console errors, no request leaving the simulator's origin). It adds about 15 s to CI
-# when the binaries are already built by the test step (npm ci of the lock file, two
-# cargo builds that find nothing to do, about 7 s in the browser).
+# console errors, no request leaving the simulator's origin; the tenants: the
+# simulator's picker, and a tenant's admin token opening that tenant's pages alone). It
+# adds about 30 s to CI when the binaries are already built by the test step (npm ci of
+# the lock file, cargo builds that find nothing to do, 21 s in the browser on 2 busy
+# cores).
 #
 # Firefox: `cargo xtask console --browser firefox` (the same, signed in with an admin
 # token through a session whose changes need x-sandbox-csrf, over WebDriver BiDi: the

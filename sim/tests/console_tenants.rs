@@ -79,6 +79,13 @@ async fn the_simulators_admin_lists_the_tenants_and_opens_one() {
             list.body
                 .contains(&format!("/__sandbox/tenants/{}/open", tenant.id()))
         );
+        // Its button's accessible name begins with the words it shows (WCAG 2.5.3), and
+        // names the tenant for a screen reader.
+        let button = format!(
+            r#"<button type="submit">Open console<span class="visually-hidden"> of tenant {}</span></button>"#,
+            tenant.id()
+        );
+        assert!(list.body.contains(&button), "{}", list.body);
         for token in [tenant.admin_token(), tenant.app_token()] {
             assert!(!list.body.contains(token), "no tenant's token on the page");
         }

@@ -23,11 +23,15 @@
 //    page is at most 1 MB and loads within 10× the same page narrowed to one operation,
 //    loaded in turn with it (its rows carry summaries; an
 //    entry's request and reply are fetched when it is opened), and the state page shows
-//    its 2,000 assets a page at a time.
+//    its 2,000 assets a page at a time;
+// 10. the tenants (tenants.mjs, against a second simulator, started with an admin token):
+//    the simulator's admin lists them and opens one's console, which shows that tenant
+//    alone; a tenant's admin token opens its own pages and none of another's nor the
+//    list, by URL, by a copied session cookie or by the other's sign-in form.
 //
 // Saves screenshots of the journal and of the Coverage page. Usage: node check.mjs
 // CONFIG.json (CONFIG: {browser, url, proxyUrl, cli, configDir, screenshot,
-// coverageScreenshot})
+// coverageScreenshot, tenantsUrl, tenantsAdminToken})
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -37,6 +41,7 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 
 import { checker, sdkEnvironment, unlabelledControls } from "./shared.mjs";
+import { checkTenants } from "./tenants.mjs";
 
 const config = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const origin = new URL(config.url).origin;
@@ -287,7 +292,7 @@ try {
   // 5. Labelled, keyboard-reachable controls on every page; no errors; nothing foreign.
   const axeContext = await browser.newContext({ bypassCSP: true, viewport: { width: 1400, height: 900 } });
   const axePage = await axeContext.newPage();
-  for (const path of ["", "state", "faults", "coverage", "conformance"]) {
+  for (const path of ["", "state", "faults", "coverage", "conformance", "tenants"]) {
     await axePage.goto(`${config.url}/__sandbox/${path}`);
     const violations = await axeViolations(axePage);
     check(violations.length === 0, `/__sandbox/${path}: axe finds no violation ${violations.join(" | ")}`);
@@ -373,6 +378,9 @@ try {
   check(proxyErrors.length === 0, `no console errors on the proxy's page ${proxyErrors.join(" | ")}`);
   check(proxyForeign.length === 0, `no request left ${proxyOrigin} ${proxyForeign.join(" ")}`);
   await proxyContext.close();
+
+  // 10. The tenants.
+  await checkTenants({ browser, config, check, sdk: sdkAt, axeViolations });
 } finally {
   await browser.close();
 }

@@ -8,7 +8,8 @@
 //!   screenshots go to `<target>/console/{journal,coverage}.png`, and with
 //!   `--save-screenshot` to `sim/docs/console-{journal,coverage}.png` (the docs'). A
 //!   `licensing-proxy` in front of that simulator serves the Conformance and Coverage
-//!   pages the check's last steps open.
+//!   pages the check's later steps open; a second simulator, with an admin token, has
+//!   the tenants the last step opens the console of.
 //! * Firefox: `xtask/console/check_firefox.mjs` with puppeteer-core (pinned in the same
 //!   lock file), which speaks WebDriver BiDi to the browser itself, with no driver
 //!   between them, against a simulator started with an admin token so that the check
@@ -60,7 +61,11 @@ fn run_chromium(root: &Path, save_screenshot: bool) -> Result<()> {
     let out = toolchain::target_dir(root)?.join("console");
     let tools = out.join("tools");
     toolchain::npm_ci(&root.join(CHECK), &tools)?;
-    toolchain::copy(&root.join(CHECK), &tools, &["check.mjs", "shared.mjs"])?;
+    toolchain::copy(
+        &root.join(CHECK),
+        &tools,
+        &["check.mjs", "shared.mjs", "tenants.mjs"],
+    )?;
     done(t);
 
     let (sim, cli) = build(root)?;
@@ -89,6 +94,15 @@ fn run_chromium(root: &Path, save_screenshot: bool) -> Result<()> {
     );
     let simulator = Simulator::start(&sim, &["--seed", "demo"], &out.join("licensing-sim.log"))?;
     let proxy = Simulator::proxy(&proxy_exe, &simulator.url, &out.join("licensing-proxy.log"))?;
+    // The tenants' step: a simulator with an admin token, whose tenants' tokens then
+    // differ from its own in what they open.
+    let tenants_token = random_token();
+    let tenants = Simulator::start_with(
+        &sim,
+        &[],
+        &[("LICENSING_SIM_ADMIN_TOKEN", &tenants_token)],
+        &out.join("licensing-sim-tenants.log"),
+    )?;
     let config_dir = out.join("cli-config");
     fs::create_dir_all(&config_dir)?;
     let screenshot = out.join("journal.png");
@@ -104,16 +118,22 @@ fn run_chromium(root: &Path, save_screenshot: bool) -> Result<()> {
             "configDir": config_dir,
             "screenshot": screenshot,
             "coverageScreenshot": coverage_screenshot,
+            "tenantsUrl": tenants.url,
+            "tenantsAdminToken": tenants_token,
         }))?,
     )?;
-    toolchain::run(
+    let outcome = toolchain::run(
         Command::new("node")
             .arg("check.mjs")
             .arg(&config)
             .current_dir(&tools),
-    )?;
+    );
+    // The token was for that simulator only; it goes with it.
+    let _ = fs::remove_file(&config);
+    drop(tenants);
     drop(proxy);
     drop(simulator);
+    outcome?;
     done(t);
     if save_screenshot {
         for (taken, name) in [
