@@ -131,9 +131,11 @@ pub fn plan_markdown(checks: &[Check]) -> String {
 }
 
 /// Text in a fenced block: long enough a fence for any run of backticks inside, and no
-/// control character left to act on a terminal.
+/// control character left to act on a terminal. Its own line breaks stay breaks (a
+/// request's headers one a line); a control character inside a line is shown escaped.
 fn fenced(text: &str) -> String {
-    let text = terminal::escape(text);
+    let text: Vec<_> = text.lines().map(terminal::escape).collect();
+    let text = text.join("\n");
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
     format!("{fence}text\n{text}\n{fence}\n")
@@ -231,17 +233,23 @@ pub fn markdown(report: &Report) -> String {
             for d in &c.differences {
                 let _ = writeln!(
                     out,
-                    "| {} | {}: {} | {}: {} |",
+                    "| {} | {} | {} |",
                     markdown::code(&d.check),
-                    d.here.as_str(),
-                    markdown::text(&d.here_why),
-                    d.there.as_str(),
-                    markdown::text(&d.there_why)
+                    side(d.here.as_str(), &d.here_why),
+                    side(d.there.as_str(), &d.there_why)
                 );
             }
         }
     }
     out
+}
+
+/// One side of a difference: its outcome, and why when there is something to say.
+fn side(verdict: &str, why: &str) -> String {
+    match why {
+        "" => verdict.to_string(),
+        why => format!("{verdict}: {}", markdown::text(why)),
+    }
 }
 
 /// The report as JUnit XML: a test case per check, departures as failures, checks not
@@ -298,5 +306,11 @@ mod tests {
         assert!(block.starts_with("`````text\n"), "{block}");
         assert!(!block.contains('\u{1b}'), "{block}");
         assert!(fenced("plain").starts_with("```text\n"));
+    }
+
+    #[test]
+    fn a_fenced_exchange_keeps_its_lines_and_escapes_controls_inside_them() {
+        let block = fenced("GET /x\nAccept: a\rb\n\nHTTP 200\n");
+        assert_eq!(block, "```text\nGET /x\nAccept: a\\rb\n\nHTTP 200\n```\n");
     }
 }

@@ -97,25 +97,14 @@ pub async fn lock_round_trip(probe: &Probe<'_>, ledger: &mut Ledger) -> Result<J
             seen.join(", ")
         )));
     };
-    let seq = match announce(
-        probe,
-        ledger,
-        Write::DisableLock {
-            enterprise: enterprise.clone(),
-            asset: asset.clone(),
-        },
-    )? {
-        Ok(seq) => seq,
+    let write = Write::DisableLock {
+        enterprise: enterprise.clone(),
+        asset: asset.clone(),
+    };
+    let (seq, status) = match disable(probe, ledger, write, &asset).await? {
+        Ok(sent) => sent,
         Err(judged) => return Ok(judged),
     };
-    let request = undo::lock_request(probe, "disableLocks", &asset).map_err(CliError::usage)?;
-    let answer = probe.send(&request).await;
-    let (changed, status) = lock_status(probe, &answer);
-    ledger.append(Record::Written {
-        seq,
-        result: written(&answer, changed).into(),
-        member: None,
-    })?;
     let mut verdict = match status {
         Ok(1) => match undo::lock_state(probe, &enterprise, &asset).await {
             Ok(Some(true)) => documented(""),
@@ -140,6 +129,29 @@ pub async fn lock_round_trip(probe: &Probe<'_>, ledger: &mut Ledger) -> Result<J
         ));
     }
     Ok(verdict)
+}
+
+/// `write`, a disable of `asset`, announced, sent and its outcome recorded: its number
+/// and the reply's item status, or why it was not written.
+async fn disable(
+    probe: &Probe<'_>,
+    ledger: &mut Ledger,
+    write: Write,
+    asset: &str,
+) -> Result<Result<(u64, Result<i64, Judged>), Judged>, CliError> {
+    let seq = match announce(probe, ledger, write)? {
+        Ok(seq) => seq,
+        Err(judged) => return Ok(Err(judged)),
+    };
+    let request = undo::lock_request(probe, "disableLocks", asset).map_err(CliError::usage)?;
+    let answer = probe.send(&request).await;
+    let (changed, status) = lock_status(probe, &answer);
+    ledger.append(Record::Written {
+        seq,
+        result: written(&answer, changed).into(),
+        member: None,
+    })?;
+    Ok(Ok((seq, status)))
 }
 
 /// A one-lock reply: whether it says the lock changed (item status 1 in a success,
@@ -181,24 +193,13 @@ pub async fn unknown_lock(probe: &Probe<'_>, ledger: &mut Ledger) -> Result<Judg
             .to_ascii_lowercase()
             .replace(['-', '_'], "x")
     );
-    let seq = match announce(
-        probe,
-        ledger,
-        Write::UnknownLock {
-            asset: asset.clone(),
-        },
-    )? {
-        Ok(seq) => seq,
+    let write = Write::UnknownLock {
+        asset: asset.clone(),
+    };
+    let (seq, status) = match disable(probe, ledger, write, &asset).await? {
+        Ok(sent) => sent,
         Err(judged) => return Ok(judged),
     };
-    let request = undo::lock_request(probe, "disableLocks", &asset).map_err(CliError::usage)?;
-    let answer = probe.send(&request).await;
-    let (changed, status) = lock_status(probe, &answer);
-    ledger.append(Record::Written {
-        seq,
-        result: written(&answer, changed).into(),
-        member: None,
-    })?;
     let verdict = match status {
         Ok(2) => documented(""),
         Ok(other) => departs(format!("status {other} for a lock no enterprise has")),

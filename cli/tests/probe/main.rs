@@ -5,6 +5,8 @@
 mod hostile;
 #[cfg(unix)]
 mod kill;
+#[cfg(target_os = "linux")]
+mod memory;
 mod runs;
 
 use std::{path::PathBuf, process::Stdio};
