@@ -69,6 +69,29 @@ function disableLock(env) {
   return sdkAt(env, "order", "disable-locks", "--json-body", lockBody);
 }
 
+/** A new page of `context`, watched: the console errors it logs (with `refusals`, not the
+ * failed loads of a 401 or 404 that a check asks for on purpose) and the requests that
+ * would leave `origin`, aborted. */
+async function watched(context, origin, { refusals = false } = {}) {
+  const errors = [];
+  const foreign = [];
+  await context.route("**/*", (route) => {
+    const url = route.request().url();
+    if (new URL(url).origin !== origin) {
+      foreign.push(url);
+      return route.abort();
+    }
+    return route.continue();
+  });
+  const page = await context.newPage();
+  page.on("console", (message) => {
+    const refusal = refusals && /status of 40[14]/.test(message.text());
+    if (message.type() === "error" && !refusal) errors.push(message.text());
+  });
+  page.on("pageerror", (error) => errors.push(error.message));
+  return { page, errors, foreign };
+}
+
 /** axe-core's violations on the page open in `page` (its context bypasses the CSP, which
  * would refuse the injected script; the pages' own checks run under it elsewhere). */
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -115,21 +138,7 @@ const browser = await chromium.launch({
 try {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
-  const page = await context.newPage();
-  const errors = [];
-  const foreign = [];
-  page.on("console", (message) => {
-    if (message.type() === "error") errors.push(message.text());
-  });
-  page.on("pageerror", (error) => errors.push(error.message));
-  await context.route("**/*", (route) => {
-    const url = route.request().url();
-    if (new URL(url).origin !== origin) {
-      foreign.push(url);
-      return route.abort();
-    }
-    return route.continue();
-  });
+  const { page, errors, foreign } = await watched(context, origin);
 
   // 1. The journal, live.
   await page.goto(`${config.url}/__sandbox/`);
@@ -326,21 +335,7 @@ try {
   const patched = sdkAt(viaProxy, "order", "allocate-shell-nums", "--size", "1");
   check(!patched.ok && patched.out.includes("99999"), `the SDK call through the proxy gets the patched code (${patched.out.trim().split("\n")[0]})`);
   const proxyContext = await browser.newContext();
-  const proxyPage = await proxyContext.newPage();
-  const proxyErrors = [];
-  const proxyForeign = [];
-  proxyPage.on("console", (message) => {
-    if (message.type() === "error") proxyErrors.push(message.text());
-  });
-  proxyPage.on("pageerror", (error) => proxyErrors.push(error.message));
-  await proxyContext.route("**/*", (route) => {
-    const url = route.request().url();
-    if (new URL(url).origin !== proxyOrigin) {
-      proxyForeign.push(url);
-      return route.abort();
-    }
-    return route.continue();
-  });
+  const { page: proxyPage, errors: proxyErrors, foreign: proxyForeign } = await watched(proxyContext, proxyOrigin);
   await proxyPage.goto(`${config.proxyUrl}/__sandbox/`);
   check(new URL(proxyPage.url()).pathname === "/__sandbox/conformance", `the proxy's console opens on its Conformance page (${proxyPage.url()})`);
   const section = proxyPage.getByRole("region", { name: "Deviations of allocateShellNums" });
@@ -380,7 +375,7 @@ try {
   await proxyContext.close();
 
   // 10. The tenants.
-  await checkTenants({ browser, config, check, sdk: sdkAt, axeViolations });
+  await checkTenants({ browser, config, check, sdk: sdkAt, axeViolations, watched });
 } finally {
   await browser.close();
 }

@@ -25,36 +25,16 @@ async function admin(url, token, method, path, body) {
   return { status: response.status, json: text ? JSON.parse(text) : null };
 }
 
-/** A page of `context`, watched for console errors and requests leaving `origin`. */
-async function watched(context, origin) {
-  const errors = [];
-  const foreign = [];
-  await context.route("**/*", (route) => {
-    const url = route.request().url();
-    if (new URL(url).origin !== origin) {
-      foreign.push(url);
-      return route.abort();
-    }
-    return route.continue();
-  });
-  const page = await context.newPage();
-  page.on("console", (message) => {
-    // The refusals this step asks for on purpose are logged as failed loads.
-    const refusal = /status of 40[14]/.test(message.text());
-    if (message.type() === "error" && !refusal) errors.push(message.text());
-  });
-  page.on("pageerror", (error) => errors.push(error.message));
-  return { page, errors, foreign };
-}
-
 async function signIn(page, root, token) {
   await page.goto(root);
   await page.getByLabel("Admin token").fill(token);
   await Promise.all([page.waitForEvent("load"), page.getByRole("button", { name: "Sign in" }).click()]);
 }
 
-/** Step 10; `sdk(env, ...args)` runs the command line, `axeViolations(page)` runs axe. */
-export async function checkTenants({ browser, config, check, sdk, axeViolations }) {
+/** Step 10; `sdk(env, ...args)` runs the command line, `axeViolations(page)` runs axe,
+ * `watched(context, origin, options)` opens a page whose errors and foreign requests it
+ * collects. */
+export async function checkTenants({ browser, config, check, sdk, axeViolations, watched }) {
   const base = config.tenantsUrl;
   const origin = new URL(base).origin;
   const token = config.tenantsAdminToken;
@@ -75,7 +55,7 @@ export async function checkTenants({ browser, config, check, sdk, axeViolations 
 
   // a. The simulator's admin: the picker, then a tenant's console.
   const adminContext = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-  const a = await watched(adminContext, origin);
+  const a = await watched(adminContext, origin, { refusals: true });
   await signIn(a.page, `${base}/__sandbox/`, token);
   await a.page.getByRole("navigation").getByRole("link", { name: "Tenants" }).click();
   check((await a.page.locator("h1").textContent()) === "Tenants", "the Tenants page opens from the navigation");
@@ -119,7 +99,7 @@ export async function checkTenants({ browser, config, check, sdk, axeViolations 
 
   // b. A tenant's admin token: its own pages, nothing else.
   const tenantContext = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-  const b = await watched(tenantContext, origin);
+  const b = await watched(tenantContext, origin, { refusals: true });
   await signIn(b.page, redRoot, red.tokens.admin);
   check(new URL(b.page.url()).pathname === `/t/${red.id}/__sandbox/` && (await b.page.locator("#journal").count()) === 1,
     "signed in with its token, the red tenant's journal opens");

@@ -87,17 +87,7 @@ fn table(rules: &[FaultRule], request: &Request) -> Markup {
     html! {
         table.rules {
             caption { "Tried top to bottom" }
-            thead {
-                tr {
-                    th scope="col" { "Id" }
-                    th scope="col" { "Operation" }
-                    th scope="col" { "Matches" }
-                    th scope="col" { "Fault" }
-                    th scope="col" { "Fires" }
-                    th scope="col" { "Fired" }
-                    th scope="col" { span.visually-hidden { "Actions" } }
-                }
-            }
+            (layout::head_with_actions(&["Id", "Operation", "Matches", "Fault", "Fires", "Fired"]))
             tbody {
                 @for rule in rules {
                     tr data-rule=(rule.id) {

@@ -1,7 +1,21 @@
-//! How times are shown on the pages; the page itself is the frame's
+//! How times and tables' heads are shown on the pages; the page itself is the frame's
 //! (`licensing_host::console::layout`).
 
 pub(crate) use licensing_host::console::layout::page;
+use maud::{Markup, html};
+
+/// The head of a table whose rows end with their buttons: a column for each of
+/// `columns`, then the buttons', named for screen readers alone.
+pub(crate) fn head_with_actions(columns: &[&str]) -> Markup {
+    html! {
+        thead {
+            tr {
+                @for column in columns { th scope="col" { (column) } }
+                th scope="col" { span.visually-hidden { "Actions" } }
+            }
+        }
+    }
+}
 
 /// Milliseconds since the Unix epoch as `2026-01-01 12:00:00.000 UTC`.
 pub(crate) fn time(ms: i64) -> String {
@@ -35,6 +49,14 @@ fn civil(days: i64) -> (i64, i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_head_ends_with_the_buttons_column() {
+        assert_eq!(
+            head_with_actions(&["Id", "<b>"]).into_string(),
+            r#"<thead><tr><th scope="col">Id</th><th scope="col">&lt;b&gt;</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>"#
+        );
+    }
 
     #[test]
     fn times_read_as_dates() {

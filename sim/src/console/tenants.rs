@@ -65,20 +65,9 @@ pub(crate) fn page(directory: &dyn Directory, request: &Request) -> Response {
         } @else {
             table #tenants {
                 caption { "Oldest first" }
-                thead {
-                    tr {
-                        th scope="col" { "Name" }
-                        th scope="col" { "Id" }
-                        th scope="col" { "Created" }
-                        th scope="col" { "Idle" }
-                        th scope="col" { "Time to live" }
-                        th scope="col" { "Region" }
-                        th scope="col" { "Enterprises" }
-                        th scope="col" { "Assets" }
-                        th scope="col" { "Employees" }
-                        th scope="col" { span.visually-hidden { "Actions" } }
-                    }
-                }
+                (layout::head_with_actions(&[
+                    "Name", "Id", "Created", "Idle", "Time to live", "Region", "Enterprises", "Assets", "Employees",
+                ]))
                 tbody {
                     @for row in &rows {
                         tr data-tenant=(row.id) {
