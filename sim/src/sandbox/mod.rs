@@ -8,6 +8,7 @@
 mod api;
 /// The admin API's client and types, from their own package (`licensing-sandbox-client`).
 pub use licensing_sandbox_client as client;
+mod body;
 pub(crate) mod clock;
 pub(crate) mod faults;
 pub(crate) mod journal;
@@ -22,7 +23,7 @@ use axum::{
 };
 use licensing_host::pages::AdminRoute;
 use licensing_sdk::{ErrorCode, operations::Operation};
-use serde::{Serialize, de::DeserializeOwned};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::{
@@ -30,6 +31,7 @@ use crate::{
     protocol::hooks::{Effect, Exchange, Hooks, Intercept},
 };
 pub use api::PREFIX;
+pub(crate) use body::parse;
 use client::types::{self as a, FaultKind};
 use faults::Faults;
 use journal::Journal;
@@ -253,60 +255,4 @@ pub(crate) fn json(status: StatusCode, value: &impl Serialize) -> Response {
         HeaderValue::from_static("application/json"),
     );
     response
-}
-
-/// A JSON body as `T`; the error names the field by its path.
-pub(crate) fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, AdminError> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| AdminError::bad(format!("the body is not valid JSON: {e}")))?;
-    from_value(value)
-}
-
-/// A JSON value as `T`; the error names the field by its path. `null` is refused where
-/// the schema gives a type (only a body-field match's `equals` may be any JSON): the admin
-/// API is the simulator's own and says exactly what it takes.
-pub(crate) fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, AdminError> {
-    if let Some(path) = null_at(&value, &mut String::new()) {
-        return Err(AdminError::field(path, "must not be null"));
-    }
-    match serde_json::from_value::<T>(value.clone()) {
-        Ok(t) => Ok(t),
-        Err(e) => match &value {
-            Value::Object(object) => match crate::ops::locate::<T>(object, &e) {
-                (Some(field), message) => Err(AdminError::field(field, message)),
-                (None, message) => Err(AdminError::bad(message)),
-            },
-            _ => Err(AdminError::bad(format!(
-                "the body must be a JSON object: {e}"
-            ))),
-        },
-    }
-}
-
-fn null_at(value: &Value, path: &mut String) -> Option<String> {
-    match value {
-        Value::Null => Some(path.clone()),
-        Value::Object(map) => map.iter().find_map(|(k, v)| {
-            // Any JSON, `null` included: a body-field match's value, a patch's values.
-            if k == "equals" || k == "patch" {
-                return None;
-            }
-            let len = path.len();
-            if !path.is_empty() {
-                path.push('.');
-            }
-            path.push_str(k);
-            let found = null_at(v, path);
-            path.truncate(len);
-            found
-        }),
-        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| {
-            let len = path.len();
-            path.push_str(&format!("[{i}]"));
-            let found = null_at(v, path);
-            path.truncate(len);
-            found
-        }),
-        _ => None,
-    }
 }
