@@ -274,16 +274,20 @@ async fn finish(ctx: &Context, specs: &[Spec], path: &std::path::Path) -> Result
     };
     let left = undo::all(&probe, &mut ledger).await?;
     watch.abort();
-    let mut text = String::new();
+    // One line a write, each escaped on its own: the ids in it came from a deployment.
     for (seq, entry) in &ledger.entries {
-        text.push_str(&format!(
-            "write {seq}: {} — {}, undo: {}\n",
+        let undo = match (&entry.undone, entry.open()) {
+            (Some(result), _) => result.as_str(),
+            (None, true) => "not yet",
+            (None, false) => "none needed",
+        };
+        let line = format!(
+            "write {seq}: {} — {}, undo: {undo}",
             serde_json::to_string(&entry.write).expect("JSON"),
             entry.written.as_deref().unwrap_or("outcome unknown"),
-            entry.undone.as_deref().unwrap_or("not yet")
-        ));
+        );
+        eprintln!("{}", crate::terminal::escape(&line));
     }
-    eprint!("{}", crate::terminal::escape(&text));
     if left.is_empty() {
         Ok(())
     } else {

@@ -78,7 +78,8 @@ pub async fn lock_round_trip(probe: &Probe<'_>, ledger: &mut Ledger) -> Result<J
                     target = Some((enterprise.clone(), asset.clone()));
                     break;
                 }
-                Ok(state) => seen.push(format!("{asset} in {enterprise}: {state:?}")),
+                Ok(Some(_)) => seen.push(format!("{asset} in {enterprise}: listed as locked")),
+                Ok(None) => seen.push(format!("{asset} in {enterprise}: not listed")),
                 Err(why) => {
                     return Ok(not_run(format!(
                         "the virtual assets could not be read: {why}"
