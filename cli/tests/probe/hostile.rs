@@ -13,7 +13,7 @@ use std::{
 use licensing_test_support::raw::RawServer;
 use serde_json::json;
 
-use super::{Sim, report, with_verdict};
+use super::{Sim, outcome, report, with_verdict};
 
 /// A request as the hostile server saw it: when, its request line, its body.
 type Seen = Arc<Mutex<Vec<(Instant, String, String)>>>;
@@ -149,22 +149,13 @@ fn a_hostile_upstream_gets_no_write_outside_the_allow_list() {
             "a write outside the allow-list: {line} {body}"
         );
     }
-    let outcome = |id: &str| {
-        report["outcomes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|o| o["id"] == id)
-            .cloned()
-            .unwrap()
-    };
-    let redirect = outcome("queryEnterprise.reply");
+    let redirect = outcome(&report, "queryEnterprise.reply");
     assert_eq!(redirect["verdict"], "departs");
     assert!(
         redirect["why"].as_str().unwrap().contains("redirect"),
         "{redirect}"
     );
-    let endless = outcome("listAssetNums.reply");
+    let endless = outcome(&report, "listAssetNums.reply");
     assert_eq!(endless["verdict"], "not_run", "{endless}");
     assert!(
         endless["why"]
@@ -173,9 +164,15 @@ fn a_hostile_upstream_gets_no_write_outside_the_allow_list() {
             .contains("--max-reply-bytes"),
         "{endless}"
     );
-    assert_eq!(outcome("listLentLocks.reply")["verdict"], "departs");
+    assert_eq!(
+        outcome(&report, "listLentLocks.reply")["verdict"],
+        "departs"
+    );
     // The lock the upstream offered is not on the allow-list: never disabled.
-    assert_eq!(outcome("order.lock.round-trip")["verdict"], "not_run");
+    assert_eq!(
+        outcome(&report, "order.lock.round-trip")["verdict"],
+        "not_run"
+    );
     assert!(with_verdict(&report, "departs").contains(&"order.lock.unknown-status-2".to_string()));
     // The 429 was waited for, as its Retry-After said, and the request sent again.
     let members: Vec<Instant> = seen

@@ -62,6 +62,14 @@ fn wait_for(child: &mut Child, path: &Path, point: Point) -> bool {
     false
 }
 
+/// How many requests other than GETs the simulator's journal holds.
+fn writes(sim: &Sim) -> usize {
+    sim.journal()
+        .iter()
+        .filter(|e| e["method"] != "GET")
+        .count()
+}
+
 fn stopped_at(number: i32, exit: Option<i32>) {
     for point in [
         Point::BeforeFirstWrite,
@@ -91,6 +99,15 @@ fn stopped_at(number: i32, exit: Option<i32>) {
             Some(code) => assert_eq!(status.code(), Some(code), "{point:?}: {stderr}"),
             None => assert_eq!(status.code(), None, "{point:?}: killed, {stderr}"),
         }
+        if exit.is_some() {
+            // A signal the run can catch is a stop: the run undid its writes itself.
+            assert_eq!(
+                sim.state(),
+                before,
+                "{point:?}: not undone on the signal: {stderr}"
+            );
+        }
+        let stopped = writes(&sim);
         let finish = sim
             .probe_at("10")
             .arg("--finish")
@@ -107,21 +124,32 @@ fn stopped_at(number: i32, exit: Option<i32>) {
             before,
             "{point:?}: the state is not the one before"
         );
-        undone_once(&ledger(&path));
+        if exit.is_some() {
+            assert_eq!(
+                writes(&sim),
+                stopped,
+                "{point:?}: --finish found a write left"
+            );
+        }
+        let records = ledger(&path);
+        undone_once(&records);
+        // --finish names each write of the ledger on a line of its own.
+        let said = String::from_utf8_lossy(&finish.stderr);
+        let intents = records.iter().filter(|r| r["event"] == "intent").count();
+        assert_eq!(
+            said.lines().filter(|l| l.starts_with("write ")).count(),
+            intents,
+            "{point:?}: {said}"
+        );
         // A second --finish has nothing left: it sends no write.
-        let writes = |sim: &Sim| {
-            sim.journal()
-                .iter()
-                .filter(|e| e["method"] != "GET")
-                .count()
-        };
         let sent = writes(&sim);
         assert!(
             sim.probe_at("10")
                 .arg("--finish")
                 .arg(&path)
-                .status()
+                .output()
                 .unwrap()
+                .status
                 .success()
         );
         assert_eq!(writes(&sim), sent, "{point:?}: a write undone twice");

@@ -134,6 +134,17 @@ impl Sim {
             .clone()
     }
 
+    /// `--writes` on the demo enterprise and `lock`, its ledger at `ledger`, the report
+    /// as JSON.
+    pub fn writes_run(&self, lock: &str, ledger: &std::path::Path) -> std::process::Output {
+        self.probe()
+            .args(self.ids())
+            .args(["--writes", "--asset", lock, "-o", "json", "--ledger"])
+            .arg(ledger)
+            .output()
+            .unwrap()
+    }
+
     /// The number of a refillable lock of the demo enterprise that lends nothing: one whose
     /// state a disable changes.
     pub fn refillable_lock(&self) -> String {
@@ -188,6 +199,17 @@ pub fn verdicts(report: &Value) -> Vec<(String, String)> {
             )
         })
         .collect()
+}
+
+/// The outcome of check `id`.
+#[track_caller]
+pub fn outcome<'r>(report: &'r Value, id: &str) -> &'r Value {
+    report["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == id)
+        .unwrap_or_else(|| panic!("no check {id} in {report:#}"))
 }
 
 /// The ids of the checks with `verdict`.

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Sim, ledger, report, undone_once, verdicts, with_verdict};
+use super::{Sim, ledger, outcome, report, undone_once, verdicts, with_verdict};
 
 #[test]
 fn the_plan_is_printed_and_nothing_is_sent() {
@@ -131,13 +131,7 @@ fn writes_are_undone_within_the_allow_list_and_the_budget() {
     let ledger_path = sim.path("run.ledger");
     let enterprise = sim.enterprise();
     let lock = sim.lock();
-    let output = sim
-        .probe()
-        .args(sim.ids())
-        .args(["--writes", "--asset", &lock, "-o", "json", "--ledger"])
-        .arg(&ledger_path)
-        .output()
-        .unwrap();
+    let output = sim.writes_run(&lock, &ledger_path);
     let (report, code) = report(&output);
     assert_eq!(code, Some(0), "{report:#}");
     assert_eq!(sim.state(), before, "the writes were not all undone");
@@ -155,12 +149,7 @@ fn writes_are_undone_within_the_allow_list_and_the_budget() {
     );
     // The simulator lists no refillable lock among virtual assets, so the round trip
     // cannot read it as enabled first, and says so.
-    let round = report["outcomes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["id"] == "order.lock.round-trip")
-        .unwrap();
+    let round = outcome(&report, "order.lock.round-trip");
     assert_eq!(round["verdict"], "not_run");
     assert!(
         round["why"].as_str().unwrap().contains("read as enabled"),
@@ -243,17 +232,7 @@ fn a_departing_simulator_is_reported_by_its_checks_and_compared_as_exactly_those
         "listLentLocks.reply",
     ];
     assert_eq!(departs, expected, "{report:#}");
-    let why = |id: &str| {
-        report["outcomes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|o| o["id"] == id)
-            .unwrap()["why"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let why = |id: &str| outcome(&report, id)["why"].as_str().unwrap().to_string();
     assert!(
         why("listAssetNums.reply").contains("`assetNum` is missing"),
         "{}",
@@ -262,12 +241,7 @@ fn a_departing_simulator_is_reported_by_its_checks_and_compared_as_exactly_those
     assert!(why("listLentLocks.reply").contains("99999"));
     assert!(why("listAssetProducts.reply").contains("HTTP 503"));
     // The exact request and reply of a departure are in the report.
-    let exchange = &report["outcomes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["id"] == "listLentLocks.reply")
-        .unwrap()["exchanges"][0];
+    let exchange = &outcome(&report, "listLentLocks.reply")["exchanges"][0];
     assert!(
         exchange["url"]
             .as_str()
@@ -347,22 +321,10 @@ fn a_lock_listed_as_enabled_is_disabled_and_enabled_again() {
     );
     let before = sim.state();
     let ledger_path = sim.path("run.ledger");
-    let output = sim
-        .probe()
-        .args(sim.ids())
-        .args(["--writes", "--asset", &lock, "-o", "json", "--ledger"])
-        .arg(&ledger_path)
-        .output()
-        .unwrap();
+    let output = sim.writes_run(&lock, &ledger_path);
     let (report, code) = report(&output);
     assert_eq!(code, Some(1), "{report:#}");
-    let round = report["outcomes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["id"] == "order.lock.round-trip")
-        .unwrap()
-        .clone();
+    let round = outcome(&report, "order.lock.round-trip").clone();
     assert_eq!(round["verdict"], "departs", "{round}");
     assert!(
         round["why"].as_str().unwrap().contains("status 1"),
