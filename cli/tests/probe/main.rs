@@ -122,18 +122,6 @@ impl Sim {
             .clone()
     }
 
-    /// The number of a refillable lock of the demo enterprise.
-    pub fn lock(&self) -> String {
-        let state = self.sim.export_state();
-        state["state"]["assets"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .next()
-            .unwrap()
-            .clone()
-    }
-
     /// `--writes` on the demo enterprise and `lock`, its ledger at `ledger`, the report
     /// as JSON.
     pub fn writes_run(&self, lock: &str, ledger: &std::path::Path) -> std::process::Output {

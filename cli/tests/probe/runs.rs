@@ -130,7 +130,7 @@ fn writes_are_undone_within_the_allow_list_and_the_budget() {
     let before = sim.state();
     let ledger_path = sim.path("run.ledger");
     let enterprise = sim.enterprise();
-    let lock = sim.lock();
+    let lock = sim.refillable_lock();
     let output = sim.writes_run(&lock, &ledger_path);
     let (report, code) = report(&output);
     assert_eq!(code, Some(0), "{report:#}");
