@@ -183,3 +183,89 @@ fn the_admin_api_is_listed_only_when_the_target_is_a_simulator() {
     platform.sort();
     assert_eq!(names(run.step(0)), platform);
 }
+
+/// The admin API's answer to `method path` with `body`, as JSON.
+fn admin(sim: &Sim, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+    let url = format!("{}/__sandbox/v1/{path}", sim.sim.url());
+    sim.rt.block_on(async {
+        let mut request = reqwest::Client::new().request(method, url);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        assert!(
+            response.status().is_success(),
+            "{path}: {}",
+            response.status()
+        );
+        response.json().await.unwrap()
+    })
+}
+
+#[test]
+fn every_admin_read_returns_what_the_admin_api_returns() {
+    use reqwest::Method;
+    let sim = Sim::start();
+    // Still time, a rule and a request in the journal: every read has something to say
+    // that does not change while the tools and the API are asked.
+    admin(
+        &sim,
+        Method::PUT,
+        "clock",
+        Some(json!({"now": 1_767_225_600_000u64, "frozen": true})),
+    );
+    let rule = admin(
+        &sim,
+        Method::POST,
+        "faults",
+        Some(
+            json!({"operation": "addMembers", "times": 5, "fault": {"kind": "status", "status": 503}}),
+        ),
+    );
+    let id = rule["id"].clone();
+    sim.cli(&[
+        "member",
+        "list-lent-locks",
+        "--enterprise-global-id",
+        "EG-000001",
+    ]);
+    let calls = [
+        ("sandbox_exportState", json!({}), "state".to_string()),
+        (
+            "sandbox_getBuiltinSeed",
+            json!({"name": "demo"}),
+            "seeds/demo".into(),
+        ),
+        (
+            "sandbox_listJournal",
+            json!({"operation": "listLentLocks", "limit": 10}),
+            "journal?operation=listLentLocks&limit=10".into(),
+        ),
+        ("sandbox_listFaults", json!({}), "faults".into()),
+        (
+            "sandbox_getFault",
+            json!({"id": id}),
+            format!("faults/{}", id.as_u64().unwrap()),
+        ),
+        ("sandbox_getClock", json!({}), "clock".into()),
+    ];
+    let listed: Vec<String> = read_tools()
+        .into_iter()
+        .filter(|t| t.starts_with("sandbox_"))
+        .collect();
+    let mut called: Vec<String> = calls.iter().map(|(t, _, _)| t.to_string()).collect();
+    called.sort();
+    assert_eq!(called, listed, "every admin read is called once");
+    let steps: Vec<Value> = calls.iter().map(|(t, a, _)| call(t, a.clone())).collect();
+    let run = sim.python(&[], json!({"steps": steps}));
+    for (i, (tool, _, path)) in calls.iter().enumerate() {
+        let step = run.step(i);
+        assert_eq!(step["isError"], false, "{tool}: {step}");
+        let api = admin(&sim, Method::GET, path, None);
+        assert_eq!(step["structured"]["data"], api, "{tool}");
+    }
+    assert_eq!(
+        run.step(5)["structured"]["data"]["now"],
+        1_767_225_600_000u64
+    );
+}
