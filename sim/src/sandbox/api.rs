@@ -63,6 +63,16 @@ fn ok(value: &impl serde::Serialize) -> Result<Response, AdminError> {
     Ok(json(StatusCode::OK, value))
 }
 
+/// A JSON text already written, as a `200` reply.
+fn json_text(text: Vec<u8>) -> Response {
+    let mut response = Response::new(axum::body::Body::from(text));
+    response.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
 fn no_content() -> Result<Response, AdminError> {
     let mut response = Response::new(axum::body::Body::empty());
     *response.status_mut() = StatusCode::NO_CONTENT;
@@ -155,7 +165,9 @@ fn load_seed(s: &Sandbox, req: AdminRequest) -> Result<Response, AdminError> {
     let body = body(&req)?;
     s.limits.seed_bytes(body.len())?;
     let seed: a::Seed = parse(body)?;
-    ok(&seed::load(&s.db, seed, &s.limits)?)
+    // The body's text is not held while its records are made.
+    drop(req);
+    Ok(json_text(seed::load_as_json(&s.db, seed, &s.limits)?))
 }
 
 fn builtin(name: &str) -> Result<a::Seed, AdminError> {
@@ -172,7 +184,7 @@ fn get_builtin(_: &Sandbox, req: AdminRequest) -> Result<Response, AdminError> {
 
 fn load_builtin(s: &Sandbox, req: AdminRequest) -> Result<Response, AdminError> {
     let seed = builtin(param(&req.params, "name"))?;
-    ok(&seed::load(&s.db, seed, &s.limits)?)
+    Ok(json_text(seed::load_as_json(&s.db, seed, &s.limits)?))
 }
 
 fn io_failure(e: std::io::Error) -> AdminError {

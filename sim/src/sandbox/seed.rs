@@ -82,16 +82,43 @@ fn check(seed: &Seed) -> Result<(), AdminError> {
 /// Loads a seed into the running state and says what it made. A seed that a service
 /// refuses part-way is undone: the state before it is put back.
 pub(crate) fn load(sim: &Db, seed: Seed, limits: &Limits) -> Result<SeedResult, AdminError> {
-    run(sim, seed, limits, true)
+    let mut enterprises = Vec::new();
+    run(sim, seed, limits, Some(&mut |e| enterprises.push(e)))?;
+    Ok(SeedResult { enterprises })
+}
+
+/// As [`load`], the report as the JSON text of a [`SeedResult`], each enterprise's part
+/// written as it is made: the admin API's reply, which then never holds the report of a
+/// 50,000-asset seed as records (several times its text) beside the state it made.
+pub(crate) fn load_as_json(sim: &Db, seed: Seed, limits: &Limits) -> Result<Vec<u8>, AdminError> {
+    let mut text = br#"{"enterprises":["#.to_vec();
+    let mut first = true;
+    run(
+        sim,
+        seed,
+        limits,
+        Some(&mut |e| {
+            if !first {
+                text.push(b',');
+            }
+            first = false;
+            serde_json::to_writer(&mut text, &e).expect("a seed's report serialises");
+        }),
+    )?;
+    text.extend_from_slice(b"]}");
+    Ok(text)
 }
 
 /// As [`load`], without the report: the seed given at start, where nobody reads it. Of a
 /// 50,000-asset seed the report is 7 MB, all of it still held when the state is largest.
 pub(crate) fn load_quietly(sim: &Db, seed: Seed, limits: &Limits) -> Result<(), AdminError> {
-    run(sim, seed, limits, false).map(drop)
+    run(sim, seed, limits, None)
 }
 
-fn run(sim: &Db, seed: Seed, limits: &Limits, report: bool) -> Result<SeedResult, AdminError> {
+/// Where each enterprise's report goes, when one is wanted.
+type Reported<'r> = Option<&'r mut dyn FnMut(SeededEnterprise)>;
+
+fn run(sim: &Db, seed: Seed, limits: &Limits, report: Reported<'_>) -> Result<(), AdminError> {
     let records: usize = seed
         .enterprises
         .iter()
@@ -115,7 +142,7 @@ fn run(sim: &Db, seed: Seed, limits: &Limits, report: bool) -> Result<SeedResult
         seed.enterprises.iter().map(|e| e.members.len()).sum(),
     );
     match apply(sim, seed, report) {
-        Ok(result) => Ok(result),
+        Ok(()) => Ok(()),
         Err(e) => {
             sim.import_state(before)
                 .expect("a state the simulator exported is one it imports");
@@ -142,17 +169,22 @@ fn step<T>(
 
 /// Each enterprise's part of the seed is dropped once it is made, so that the seed and
 /// the state it becomes are not both held whole.
-fn apply(sim: &Db, seed: Seed, report: bool) -> Result<SeedResult, AdminError> {
-    let mut out = Vec::new();
+fn apply(sim: &Db, seed: Seed, mut report: Reported<'_>) -> Result<(), AdminError> {
     for (i, e) in seed.enterprises.into_iter().enumerate() {
-        out.extend(make_enterprise(sim, &Place(i), &e, report)?);
+        let made = make_enterprise(sim, &Place(i), &e, report.is_some())?;
+        if let (Some(each), Some(made)) = (report.as_mut(), made) {
+            each(made);
+        }
     }
-    Ok(SeedResult { enterprises: out })
+    Ok(())
 }
 
-/// What a step made, by the seed's name for each (an asset's key, a channel customer id, a
-/// user name): the report's shape.
-type Made = serde_json::Map<String, Value>;
+/// What a step made, by the seed's name for each (a channel customer id, a user name): the
+/// report's shape, in its own types (a tree of each would be several times its size).
+type Made = HashMap<String, String>;
+
+/// The assets made, by their key in the seed.
+type MadeAssets = HashMap<String, SeededAsset>;
 
 /// Where in the seed a step's enterprise is: `enterprises[3]`, which a refusal names.
 struct Place(usize);
@@ -177,8 +209,10 @@ fn make_enterprise(
     let global_id = create_enterprise(sim, place, e, branch)?;
     let (customers, first_customer) = bind_customers(sim, place, e, branch, &global_id)?;
     let (assets, nums) = match &first_customer {
-        Some(customer) if !e.assets.is_empty() => sell_assets(sim, place, e, customer, &global_id)?,
-        _ => (Made::new(), HashMap::new()),
+        Some(customer) if !e.assets.is_empty() => {
+            sell_assets(sim, place, e, customer, &global_id, report)?
+        }
+        _ => (HashMap::new(), HashMap::new()),
     };
     let members = add_members(sim, place, e, &global_id)?;
     give_assets(sim, place, e, &members, &nums)?;
@@ -188,9 +222,9 @@ fn make_enterprise(
     Ok(Some(SeededEnterprise {
         name: e.name.to_string(),
         enterprise_global_id: global_id,
-        customers: serde_json::from_value(Value::Object(customers)).expect("strings"),
-        assets: serde_json::from_value(Value::Object(assets)).expect("assets"),
-        members: serde_json::from_value(Value::Object(members)).expect("strings"),
+        customers,
+        assets,
+        members,
     }))
 }
 
@@ -253,23 +287,22 @@ fn bind_customers(
             ));
         }
         first_customer.get_or_insert(bound.customer_id.clone());
-        customers.insert(
-            c.channel_customer_id.to_string(),
-            Value::String(bound.customer_id),
-        );
+        customers.insert(c.channel_customer_id.to_string(), bound.customer_id);
     }
     Ok((customers, first_customer))
 }
 
 /// Allocates a number for each asset and sells them all to `customer` in one
-/// `batchOrder`, an order each; returns the made assets by key, and their numbers.
+/// `batchOrder`, an order each; returns the made assets by key (when the report is
+/// wanted), and their numbers.
 fn sell_assets<'s>(
     sim: &Db,
     place: &Place,
     e: &'s SeedEnterprise,
     customer: &str,
     global_id: &str,
-) -> Result<(Made, HashMap<&'s str, String>), AdminError> {
+    report: bool,
+) -> Result<(MadeAssets, HashMap<&'s str, String>), AdminError> {
     let size = json!({ "size": e.assets.len() });
     let allocated = step(
         sim,
@@ -303,7 +336,10 @@ fn sell_assets<'s>(
         &Call::internal(&[], &[("appKey", "seed")], Some(&body)),
     )
     .map_err(|f| failed(place.path(".assets"), f))?;
-    let mut assets = Made::new();
+    let mut assets = HashMap::new();
+    if !report {
+        return Ok((assets, nums));
+    }
     let state = sim.state();
     for asset in &e.assets {
         let num = &nums[asset.key.as_str()];
@@ -314,11 +350,10 @@ fn sell_assets<'s>(
             .unwrap_or_default();
         assets.insert(
             asset.key.to_string(),
-            serde_json::to_value(SeededAsset {
+            SeededAsset {
                 asset_num: num.clone(),
                 asset_id: id,
-            })
-            .expect("serializable"),
+            },
         );
     }
     Ok((assets, nums))
@@ -358,10 +393,7 @@ fn add_members(
             )
         })?;
         for (m, created) in chunk.iter().zip(&added.succeeded) {
-            members.insert(
-                m.user_name.to_string(),
-                Value::String(created.global_id.clone()),
-            );
+            members.insert(m.user_name.to_string(), created.global_id.clone());
         }
     }
     Ok(members)
@@ -379,7 +411,7 @@ fn give_assets(
         if m.assets.is_empty() {
             continue;
         }
-        let id = members[m.user_name.as_str()].as_str().unwrap_or_default();
+        let id = members[m.user_name.as_str()].as_str();
         let add: Vec<&String> = m.assets.iter().map(|k| &nums[k.as_str()]).collect();
         let body = json!({ "deleteAssets": [], "addAssets": add });
         step(
