@@ -12,6 +12,7 @@ error) is printed as the exception, so that a test sees it.
 
 import asyncio
 import json
+import os
 import sys
 
 import mcp.types as types
@@ -69,8 +70,14 @@ async def main():
             # This SDK answers a server's request inside its receive loop: an answer that
             # never comes would hold the call's result back too. A yes after the server
             # wrote down its refusal is the person who answered too late.
-            while audit_lines() <= plan["late"]["lines"]:
+            for _ in range(15_000):
+                if audit_lines() > plan["late"]["lines"]:
+                    break
                 await asyncio.sleep(0.02)
+            else:
+                # Five minutes without the server giving up: a failure, not a hang.
+                print("the server never gave up on its question", file=sys.stderr)
+                os._exit(3)
             return types.ElicitResult(action="accept", content={})
         content = {} if answer == "accept" else None
         return types.ElicitResult(action=answer, content=content)
