@@ -10,7 +10,7 @@ use crate::{Sim, call};
 const CAP: usize = 64 * 1024;
 
 /// Makes the next `listAssetNums` reply's data `data`.
-fn reply_data(sim: &Sim, data: Value) {
+pub fn reply_data(sim: &Sim, data: Value) {
     sim.fault(json!({
         "operation": "listAssetNums",
         "times": 1,

@@ -96,3 +96,30 @@ fn hostile_arguments_are_tool_errors_naming_the_field() {
     let audit = sim.audit();
     assert!(audit.iter().all(|l| l["outcome"] == "invalid"), "{audit:?}");
 }
+
+#[test]
+fn a_reply_echoing_a_token_or_carrying_control_characters_is_shown_safe() {
+    let sim = Sim::start();
+    let assets = sim.cli(&[
+        "member",
+        "list-asset-nums",
+        "--enterprise-global-id",
+        "EG-000001",
+    ]);
+    let mut item = assets[0].clone();
+    item["assetId"] = format!("A-{}", sim.secrets[0]).into();
+    item["assetNum"] = "80000\u{202e}00001\u{1b}[2J".into();
+    crate::bounds::reply_data(&sim, json!([item]));
+    // `python` asserts that the token is in none of the client's output, the server's
+    // log and the audit log.
+    let run = sim.python(
+        &[],
+        json!({"steps": [call("listAssetNums", json!({"enterpriseGlobalId": "EG-000001"}))]}),
+    );
+    let step = run.step(0);
+    assert_eq!(step["isError"], false, "{step}");
+    let shown = &step["structured"]["data"][0];
+    assert_eq!(shown["assetId"], "A-[redacted]");
+    assert_eq!(shown["assetNum"], "80000\\u{202e}00001\\u{1b}[2J");
+    assert!(!step["text"][0].as_str().unwrap().contains('\u{1b}'));
+}
