@@ -114,7 +114,10 @@ pub fn run(
 
 /// Runs a command with its output captured, killing it after `limit`: its status, stdout
 /// and stderr; fails with what it printed when it times out.
-fn run_captured(command: &mut Command, limit: Duration) -> Result<(ExitStatus, String, String)> {
+pub(crate) fn run_captured(
+    command: &mut Command,
+    limit: Duration,
+) -> Result<(ExitStatus, String, String)> {
     let line = toolchain::display(command);
     eprintln!("$ {line}");
     let mut child = command

@@ -51,6 +51,13 @@ pub const PYTHON: Flavor = Flavor {
     print: "print(",
 };
 
+pub const GO: Flavor = Flavor {
+    language: "Go",
+    fence: "go",
+    comment: "//",
+    print: "fmt.Println(",
+};
+
 /// One output line an example claims, with the guide's line that claims it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claim {
@@ -179,22 +186,41 @@ pub struct Examples {
 
 impl Examples {
     pub fn parse(guide: &str) -> Result<Examples> {
-        let blocks = blocks(guide)?;
+        let blocks = blocks(guide, SECTION)?;
         Ok(Examples {
-            typescript: example(&blocks, TYPESCRIPT)?,
-            python: example(&blocks, PYTHON)?,
+            typescript: example(&blocks, SECTION, TYPESCRIPT)?,
+            python: example(&blocks, SECTION, PYTHON)?,
         })
+    }
+}
+
+/// The one ```` ```{flavor.fence} ```` block of `section` (a `## ` heading) of the guide,
+/// held to the same rules as the two above.
+pub fn section_example(guide: &str, section: &str, flavor: Flavor) -> Result<Example> {
+    example(&blocks(guide, section)?, section, flavor)
+}
+
+/// The text of the one ```` ```{fence} ```` block of `section`, ending with a newline.
+pub fn section_block(guide: &str, section: &str, fence: &str) -> Result<String> {
+    let blocks = blocks(guide, section)?;
+    match blocks
+        .iter()
+        .filter(|(info, ..)| *info == fence)
+        .collect::<Vec<_>>()[..]
+    {
+        [(_, _, lines)] => Ok(lines.join("\n") + "\n"),
+        _ => bail!("{FILE}: the \"{section}\" section must have exactly one ```{fence} block"),
     }
 }
 
 /// A fenced block: its info string, the guide's line of its first line of code, its lines.
 type Block<'a> = (&'a str, usize, Vec<&'a str>);
 
-/// The fenced blocks of [`SECTION`].
-fn blocks(guide: &str) -> Result<Vec<Block<'_>>> {
+/// The fenced blocks of `section`.
+fn blocks<'a>(guide: &'a str, section: &str) -> Result<Vec<Block<'a>>> {
     let mut lines = guide.lines().enumerate().map(|(i, l)| (i + 1, l));
-    if !lines.any(|(_, l)| l.trim_end() == SECTION) {
-        bail!("{FILE} has no \"{SECTION}\" section");
+    if !lines.any(|(_, l)| l.trim_end() == section) {
+        bail!("{FILE} has no \"{section}\" section");
     }
     let mut blocks = Vec::new();
     let mut open: Option<Block> = None;
@@ -212,21 +238,21 @@ fn blocks(guide: &str) -> Result<Vec<Block<'_>>> {
     }
     if let Some((info, first, _)) = open {
         bail!(
-            "{FILE}:{}: the ```{info} block of \"{SECTION}\" is never closed",
+            "{FILE}:{}: the ```{info} block of \"{section}\" is never closed",
             first - 1
         );
     }
     Ok(blocks)
 }
 
-fn example(blocks: &[Block], flavor: Flavor) -> Result<Example> {
+fn example(blocks: &[Block], section: &str, flavor: Flavor) -> Result<Example> {
     let fence = flavor.fence;
     let found: Vec<&Block> = blocks.iter().filter(|(info, ..)| *info == fence).collect();
     let (line, lines) = match found.as_slice() {
         [(_, line, lines)] => (*line, lines),
-        [] => bail!("{FILE}: the \"{SECTION}\" section has no ```{fence} block"),
+        [] => bail!("{FILE}: the \"{section}\" section has no ```{fence} block"),
         several => bail!(
-            "{FILE}: the \"{SECTION}\" section has {} ```{fence} blocks (lines {}); \
+            "{FILE}: the \"{section}\" section has {} ```{fence} blocks (lines {}); \
              the test runs exactly one",
             several.len(),
             several
