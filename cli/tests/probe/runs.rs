@@ -115,6 +115,15 @@ fn the_default_tier_changes_nothing_and_finds_the_simulator_as_documented() {
         &exchanges,
     );
     assert_eq!(coverage.totals.operations.seen, 6, "{:#?}", coverage.totals);
+    // And as `licensing-proxy seed from-recording` reads one: a seed of the enterprise the
+    // run read, with the assets it listed.
+    let seed = licensing_proxy::tools::seed_from_recording(&har).unwrap();
+    let enterprise = &seed.enterprises[..];
+    assert_eq!(enterprise.len(), 1, "{seed:?}");
+    assert!(
+        enterprise[0].assets.iter().any(|a| a.key.as_str() == "8000000001"),
+        "{seed:?}"
+    );
     let junit = std::fs::read_to_string(&junit).unwrap();
     let doc = roxmltree::Document::parse(&junit).unwrap();
     let cases = doc
