@@ -121,7 +121,10 @@ fn the_default_tier_changes_nothing_and_finds_the_simulator_as_documented() {
     let enterprise = &seed.enterprises[..];
     assert_eq!(enterprise.len(), 1, "{seed:?}");
     assert!(
-        enterprise[0].assets.iter().any(|a| a.key.as_str() == "8000000001"),
+        enterprise[0]
+            .assets
+            .iter()
+            .any(|a| a.key.as_str() == "8000000001"),
         "{seed:?}"
     );
     let junit = std::fs::read_to_string(&junit).unwrap();
