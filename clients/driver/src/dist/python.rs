@@ -157,8 +157,9 @@ pub fn check(
             mib(installed)
         ),
         format!(
-            "Python: the example suite, the lifecycle checks and the tenant suite (pytest-xdist, \
-             four workers, one shared simulator) passed in {suite:.1} s; coverage report {}",
+            "Python: the example suite, the lifecycle checks, the tenant suite (pytest-xdist, \
+             four workers, one shared simulator) and one coverage report of four workers and \
+             their tenants passed in {suite:.1} s; coverage report {}",
             coverage.display()
         ),
     ])
