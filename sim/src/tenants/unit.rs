@@ -61,7 +61,9 @@ pub(crate) struct Unit {
     pub db: Arc<Db>,
     pub sandbox: Arc<Sandbox>,
     pub app: App,
-    /// Its admin checks (and the sessions of its console).
+    /// Its admin checks and the sessions of its console, which the simulator's console
+    /// opens for its admin (without the console, nothing reads them here).
+    #[cfg(feature = "console")]
     pub admin: AdminAccess,
 }
 
@@ -120,6 +122,7 @@ impl Unit {
             db,
             sandbox,
             app,
+            #[cfg(feature = "console")]
             admin,
         }
     }
