@@ -352,3 +352,53 @@ fn a_lock_listed_as_enabled_is_disabled_and_enabled_again() {
     assert_eq!(disabled.len(), 1, "{records:#?}");
     assert_eq!(disabled[0]["write"]["asset"], json!(lock));
 }
+
+#[test]
+fn a_refusal_answered_as_a_success_stops_the_refusals() {
+    // A deployment that answers every request with success, the ones it should refuse too.
+    let server = licensing_test_support::raw::RawServer::start(|mut stream, _request| {
+        let body = json!({"code": 0, "message": "success", "data": []}).to_string();
+        let _ = std::io::Write::write_all(
+            &mut stream,
+            format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+                 connection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        );
+    });
+    let sim = Sim::start();
+    let output = sim
+        .probe()
+        .args(sim.ids())
+        .args(["-o", "json"])
+        .env("LICENSING_ORDER_URL", &server.url)
+        .env("LICENSING_MEMBER_URL", &server.url)
+        .output()
+        .unwrap();
+    let (report, code) = report(&output);
+    assert_eq!(code, Some(1), "{report:#}");
+    let outcomes = report["outcomes"].as_array().unwrap();
+    let first = outcomes
+        .iter()
+        .position(|o| o["tier"] == "refusal")
+        .unwrap_or_else(|| panic!("no refusal in the plan: {report:#}"));
+    assert_eq!(outcomes[first]["verdict"], "departs", "{report:#}");
+    let accepted = outcomes[first]["id"].as_str().unwrap();
+    // Every refusal after it is not sent, naming it.
+    let later: Vec<&Value> = outcomes[first + 1..]
+        .iter()
+        .filter(|o| o["tier"] == "refusal")
+        .collect();
+    assert!(later.len() > 5, "{report:#}");
+    for o in later {
+        assert_eq!(o["verdict"], "not_run", "{o}");
+        let why = o["why"].as_str().unwrap();
+        assert!(
+            why.contains(accepted) && why.contains("nothing more"),
+            "{why}"
+        );
+        assert_eq!(o["exchanges"], json!([]), "{o}");
+    }
+}
