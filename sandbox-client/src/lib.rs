@@ -32,6 +32,9 @@
 #![warn(missing_docs)]
 
 /// The code generated from `spec/sandbox.yaml` (`Client`, `types`, `builder`, `prelude`).
+mod null;
+pub use null::first_null;
+
 mod generated {
     #![allow(missing_docs, clippy::all)]
     include!(concat!(env!("OUT_DIR"), "/sandbox.rs"));
@@ -111,89 +114,9 @@ struct Scan {
 
 /// Reads a JSON document through, keeping only the path to its first `null`.
 fn scan(json: &str) -> Result<Scan, serde_json::Error> {
-    use serde::de::DeserializeSeed as _;
     let object = json.trim_start().starts_with('{');
-    let mut path = String::new();
-    let mut deserializer = serde_json::Deserializer::from_str(json);
-    let null = NullFinder { path: &mut path }.deserialize(&mut deserializer)?;
-    deserializer.end()?;
+    let null = first_null(json.as_bytes(), &[])?;
     Ok(Scan { object, null })
-}
-
-/// A visitor of any JSON value that yields the path of its first `null`.
-struct NullFinder<'p> {
-    path: &'p mut String,
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for NullFinder<'_> {
-    type Value = Option<String>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for NullFinder<'_> {
-    type Value = Option<String>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Some(self.path.clone()))
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut first = None;
-        let mut i = 0usize;
-        loop {
-            let len = self.path.len();
-            self.path.push_str(&format!("[{i}]"));
-            let found = seq.next_element_seed(NullFinder { path: self.path })?;
-            self.path.truncate(len);
-            match found {
-                None => return Ok(first),
-                Some(found) => first = first.or(found),
-            }
-            i += 1;
-        }
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut first = None;
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            let len = self.path.len();
-            if !self.path.is_empty() {
-                self.path.push('.');
-            }
-            self.path.push_str(&key);
-            let found = map.next_value_seed(NullFinder { path: self.path })?;
-            self.path.truncate(len);
-            first = first.or(found);
-        }
-        Ok(first)
-    }
 }
 
 /// A built-in seed by name (`demo`).

@@ -4,12 +4,7 @@
 //! through the admin API peak 80 MB above the same seed given at start. The tree is built
 //! only when the body is refused, to name the field.
 
-use std::fmt;
-
-use serde::{
-    Deserializer,
-    de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor},
-};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::AdminError;
@@ -80,8 +75,11 @@ fn null_at(value: &Value, path: &mut String) -> Option<String> {
     }
 }
 
+/// The keys whose values may be any JSON, `null` included.
+const ANY_JSON: &[&str] = &["equals", "patch"];
+
 fn any_json(key: &str) -> bool {
-    key == "equals" || key == "patch"
+    ANY_JSON.contains(&key)
 }
 
 fn push_key(path: &mut String, key: &str) {
@@ -92,105 +90,10 @@ fn push_key(path: &mut String, key: &str) {
 }
 
 /// As [`null_at`] over a JSON text, in one pass and without the tree (keys in the text's
-/// order, which names the same `null` when there is one).
+/// order, which names the same `null` when there is one): the sandbox client's reader, which
+/// a seed read by `licensing-sandbox-client` goes through too.
 fn null_in(body: &[u8]) -> Result<Option<String>, serde_json::Error> {
-    let mut path = String::new();
-    let mut de = serde_json::Deserializer::from_slice(body);
-    let found = NullSeek { path: &mut path }.deserialize(&mut de)?;
-    de.end()?;
-    Ok(found)
-}
-
-/// Reads one JSON value, remembering the path of the first `null` in it.
-struct NullSeek<'p> {
-    path: &'p mut String,
-}
-
-impl<'de> DeserializeSeed<'de> for NullSeek<'_> {
-    type Value = Option<String>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for NullSeek<'_> {
-    type Value = Option<String>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Some(self.path.clone()))
-    }
-
-    fn visit_none<E>(self) -> Result<Self::Value, E> {
-        Ok(Some(self.path.clone()))
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut found = None;
-        // Every entry is read to the end, found or not: the text must still be JSON.
-        while let Some(key) = map.next_key::<String>()? {
-            if found.is_some() || any_json(&key) {
-                map.next_value::<IgnoredAny>()?;
-                continue;
-            }
-            let len = self.path.len();
-            push_key(self.path, &key);
-            found = map.next_value_seed(NullSeek {
-                path: &mut *self.path,
-            })?;
-            self.path.truncate(len);
-        }
-        Ok(found)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut found = None;
-        let mut i = 0usize;
-        loop {
-            if found.is_some() {
-                if seq.next_element::<IgnoredAny>()?.is_none() {
-                    break;
-                }
-                continue;
-            }
-            let len = self.path.len();
-            self.path.push_str(&format!("[{i}]"));
-            let element = seq.next_element_seed(NullSeek {
-                path: &mut *self.path,
-            })?;
-            self.path.truncate(len);
-            match element {
-                Some(f) => found = f,
-                None => break,
-            }
-            i += 1;
-        }
-        Ok(found)
-    }
+    licensing_sandbox_client::first_null(body, ANY_JSON)
 }
 
 #[cfg(test)]
