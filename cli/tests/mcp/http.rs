@@ -19,12 +19,13 @@ struct Served {
 }
 
 impl Served {
-    fn start(sim: &Sim, token: &str) -> Self {
+    fn start(sim: &Sim, token: &str, flags: &[&str]) -> Self {
         let mut child = Command::new(assert_cmd::cargo::cargo_bin("licensing"))
             .env_clear()
             .envs(sim.env())
             .env("LICENSING_MCP_TOKEN", token)
             .args(["mcp", "--http", "127.0.0.1:0"])
+            .args(flags)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -90,7 +91,7 @@ fn initialize(sim: &Sim, url: &str, headers: &[(&str, &str)]) -> (u16, String) {
 fn http_needs_the_token_and_the_servers_own_origin() {
     let sim = Sim::start();
     let token = format!("{}-{}", unique("mcp-token"), "0".repeat(16));
-    let served = Served::start(&sim, &token);
+    let served = Served::start(&sim, &token, &[]);
     let bearer = format!("Bearer {token}");
     let (status, body) = initialize(&sim, &served.url, &[]);
     assert_eq!(status, 401, "{body}");
@@ -157,4 +158,64 @@ fn http_needs_the_token_and_the_servers_own_origin() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), 2);
+}
+
+#[test]
+fn over_http_an_allowed_write_is_listed_confirmed_and_applied_once() {
+    let sim = Sim::start();
+    let token = format!("{}-{}", unique("mcp-token"), "1".repeat(16));
+    let served = Served::start(
+        &sim,
+        &token,
+        &["--allow-writes", "allocateShellNums", "--max-writes", "2"],
+    );
+    let allocate = |size: u32| call("allocateShellNums", json!({"body": {"size": size}}));
+    let plan = json!({
+        "http": {"url": served.url, "headers": {"Authorization": format!("Bearer {token}")}},
+        "elicitation": "accept",
+        "steps": [
+            {"do": "list"},
+            allocate(2),
+            // The client's retry of the same call: answered from the first, not sent.
+            allocate(2),
+            call("disableLocks", json!({"body": {"enterpriseGlobalId": "EG-000001", "lockIds": ["L-1"]}})),
+            allocate(3),
+            allocate(4),
+        ],
+    });
+    let run = run_client(&python(), &[script("client.py")], &plan);
+    let mut expected = read_tools();
+    expected.push("allocateShellNums".to_string());
+    expected.sort();
+    assert_eq!(names(run.step(0)), expected);
+    let first = run.step(1);
+    assert_eq!(first["isError"], false, "{first}");
+    assert_eq!(first["structured"]["data"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        run.step(2)["structured"]["data"],
+        first["structured"]["data"]
+    );
+    assert_eq!(crate::error(run.step(3))["flag"], "--allow-writes");
+    assert_eq!(run.step(4)["isError"], false, "{}", run.step(4));
+    assert_eq!(crate::error(run.step(5))["flag"], "--max-writes");
+    // Asked twice (the two writes sent), never for the retry, the refusals or past the budget.
+    assert_eq!(run.asked(), 2, "{}", run.out["asked"]);
+    assert_eq!(sim.asked("allocateShellNums"), 2, "{:?}", sim.journal());
+    assert_eq!(sim.asked("disableLocks"), 0);
+    let log = served.stop();
+    for text in [&run.stdout, &run.stderr, &log] {
+        sim.assert_no_secret("the HTTP run", text);
+        assert!(!text.contains(&token), "the MCP token leaked");
+    }
+    let outcomes: Vec<Value> = sim.audit().iter().map(|l| l["outcome"].clone()).collect();
+    assert_eq!(
+        outcomes,
+        [
+            json!("ok"),
+            json!("repeated"),
+            json!("refused"),
+            json!("ok"),
+            json!("refused")
+        ]
+    );
 }
