@@ -33,9 +33,18 @@ if [[ "$("$VENV/bin/schemathesis" --version 2>/dev/null || true)" != *"version $
 fi
 
 # --- the simulator, on a free port ---------------------------------------------------------
-cargo build --quiet --locked -p licensing-sim --features bin --bin licensing-sim || fail "cannot build licensing-sim"
-# Wherever cargo puts its output (CARGO_TARGET_DIR included).
-target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+# LICENSING_BINARIES (a directory holding licensing-sim, as CI's test build leaves it):
+# that simulator, not a second build of it with its own package's features.
+if [ -n "${LICENSING_BINARIES:-}" ]; then
+    sim_bin=$LICENSING_BINARIES/licensing-sim
+    [ -x "$sim_bin" ] || fail "LICENSING_BINARIES=$LICENSING_BINARIES has no licensing-sim"
+    echo "using $sim_bin (LICENSING_BINARIES)" >&2
+else
+    cargo build --quiet --locked -p licensing-sim --features bin --bin licensing-sim || fail "cannot build licensing-sim"
+    # Wherever cargo puts its output (CARGO_TARGET_DIR included).
+    target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+    sim_bin=$target_dir/debug/licensing-sim
+fi
 mkdir -p "$WORK"
 # One simulator per run, the four runs at once (Schemathesis is one Python process a
 # run, mostly busy on its own side): no run sees state another made, and the admin API's
@@ -56,7 +65,7 @@ trap 'exit 130' INT TERM
 # Starts a simulator for SPEC; prints its URL.
 start_sim() {
     local spec=$1 url=
-    "$target_dir/debug/licensing-sim" --addr 127.0.0.1:0 >"$WORK/sim-$spec.out" 2>"$WORK/sim-$spec.log" &
+    "$sim_bin" --addr 127.0.0.1:0 >"$WORK/sim-$spec.out" 2>"$WORK/sim-$spec.log" &
     sims+=($!)
     for _ in $(seq 1 100); do
         url=$(sed -n 's/^listening on //p' "$WORK/sim-$spec.out")

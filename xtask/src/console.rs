@@ -26,7 +26,7 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 use serde_json::json;
 
-use crate::clients::{Simulator, build_simulator};
+use crate::clients::{Simulator, build_simulator, prebuilt};
 use crate::docs::{browser_version, chromium};
 use crate::toolchain::{self, done, step};
 
@@ -70,19 +70,7 @@ fn run_chromium(root: &Path, save_screenshot: bool) -> Result<()> {
 
     let (sim, cli) = build(root)?;
     let t = step("licensing-proxy (cargo build)");
-    toolchain::run(
-        Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "licensing-proxy",
-                "--bin",
-                "licensing-proxy",
-            ])
-            .current_dir(root),
-    )?;
-    let proxy_exe = sim.with_file_name("licensing-proxy");
+    let proxy_exe = built(root, "licensing-proxy", "licensing-proxy")?;
     done(t);
 
     let t = step("the console in headless Chromium");
@@ -157,21 +145,23 @@ fn run_chromium(root: &Path, save_screenshot: bool) -> Result<()> {
 fn build(root: &Path) -> Result<(PathBuf, PathBuf)> {
     let t = step("licensing-sim and the licensing command line (cargo build)");
     let sim = build_simulator(root)?;
-    toolchain::run(
-        Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "licensing-cli",
-                "--bin",
-                "licensing",
-            ])
-            .current_dir(root),
-    )?;
-    let cli = sim.with_file_name("licensing");
+    let cli = built(root, "licensing-cli", "licensing")?;
     done(t);
     Ok((sim, cli))
+}
+
+/// `bin` of `package`: the one of [`prebuilt`]'s directory when it is set, otherwise
+/// built by cargo.
+fn built(root: &Path, package: &str, bin: &str) -> Result<PathBuf> {
+    if let Some(path) = prebuilt(bin)? {
+        return Ok(path);
+    }
+    toolchain::run(
+        Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", package, "--bin", bin])
+            .current_dir(root),
+    )?;
+    Ok(toolchain::target_dir(root)?.join("debug").join(bin))
 }
 
 fn run_firefox(root: &Path) -> Result<()> {

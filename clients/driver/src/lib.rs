@@ -48,7 +48,7 @@ pub mod simulator;
 pub mod toolchain;
 mod typescript;
 
-pub use simulator::{Simulator, build_simulator};
+pub use simulator::{BINARIES_VAR, Simulator, build_simulator, prebuilt};
 
 use guide::Examples;
 use toolchain::{done, step};

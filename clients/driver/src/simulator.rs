@@ -18,9 +18,37 @@ use crate::toolchain::{self, run};
 /// capacity is a few megabytes.
 pub const MAX_REPLY_BYTES: u64 = 64 << 20;
 
-/// `licensing-sim`, built as `cargo run -p licensing-sim --features bin` builds it;
-/// returns the binary.
+/// The variable naming a directory of binaries already built (`licensing-sim`,
+/// `licensing-proxy`, `licensing`) that the checks run instead of building their own.
+/// CI points it at the test build's, copied aside: what `cargo test --workspace` built
+/// is what the pip and npm packages carry, and building the simulator again with its own
+/// package's features alone is a second compile of it and the crates under it.
+pub const BINARIES_VAR: &str = "LICENSING_BINARIES";
+
+/// `name` in [`BINARIES_VAR`]'s directory, when that is set: an error when the binary is
+/// not there, so that a mistyped directory never falls back to a build unnoticed.
+pub fn prebuilt(name: &str) -> Result<Option<PathBuf>> {
+    let Some(dir) = std::env::var_os(BINARIES_VAR) else {
+        return Ok(None);
+    };
+    let path = Path::new(&dir).join(name);
+    if !path.is_file() {
+        bail!(
+            "{BINARIES_VAR}={} has no {name}: build it, or unset {BINARIES_VAR} to let the \
+             check build its own",
+            path.parent().unwrap_or(Path::new("")).display()
+        );
+    }
+    eprintln!("using {} ({BINARIES_VAR})", path.display());
+    Ok(Some(path))
+}
+
+/// `licensing-sim`, built as `cargo run -p licensing-sim --features bin` builds it (or
+/// the one of [`BINARIES_VAR`]); returns the binary.
 pub fn build_simulator(root: &Path) -> Result<PathBuf> {
+    if let Some(path) = prebuilt("licensing-sim")? {
+        return Ok(path);
+    }
     run(Command::new(env!("CARGO"))
         .args([
             "build",
