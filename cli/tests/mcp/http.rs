@@ -15,7 +15,15 @@ use crate::{Sim, call, names, python, read_tools, run_client, script, unique};
 struct Served {
     child: Child,
     url: String,
-    log: std::thread::JoinHandle<String>,
+    log: Option<std::thread::JoinHandle<String>>,
+}
+
+/// A test that fails before [`Served::stop`] leaves no server behind.
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 impl Served {
@@ -51,7 +59,7 @@ impl Served {
         Served {
             child,
             url: url.unwrap(),
-            log,
+            log: Some(log),
         }
     }
 
@@ -59,7 +67,7 @@ impl Served {
     fn stop(mut self) -> String {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        self.log.join().unwrap()
+        self.log.take().expect("stopped once").join().unwrap()
     }
 }
 
