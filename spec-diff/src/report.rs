@@ -16,12 +16,14 @@ use super::load::{Side, Source};
 use super::rules::{CONSUMERS, Verdict, Verdicts};
 
 /// The markdown table's header for each of [`CONSUMERS`].
-const HEADERS: [&str; 6] = [
+const HEADERS: [&str; 8] = [
     "wire: old clients",
     "wire: new clients",
     "rust",
     "typescript",
     "python",
+    "java",
+    "go",
     "schemas",
 ];
 
@@ -240,7 +242,9 @@ pub fn markdown(
             "{} change(s), {breaking} breaking for at least one consumer. \
              *wire: old clients*: clients of the base against a deployment of the head (the \
              platform deploys first); *wire: new clients*: clients of the head against a \
-             deployment of the base (a partner upgrades first).\n",
+             deployment of the base (a partner upgrades first); *java* and *go*: code on \
+             openapi-generator's Java client and oapi-codegen's Go client of the base, compiled \
+             against the head's.\n",
             changes.len()
         );
         let mut groups: BTreeMap<(&str, &str), Vec<&Change>> = BTreeMap::new();

@@ -29,6 +29,17 @@
 //!   with keyword arguments and reads reply attributes, type-checked by mypy, plus parsing
 //!   replies valid before with the new models and replies valid now with the old ones
 //!   (literal enums refuse values they do not list).
+//! * `java`: code on openapi-generator's `java` client (library `native`): it sets every
+//!   documented property of a request model through its fluent setters, reads every property
+//!   of a reply model through its getters, names every enum constant, and calls every
+//!   operation with every parameter (the `native` methods take them positionally), as javac
+//!   compiles it. Its types do not follow requiredness (boxed types, no validation) or
+//!   nullability (`openApiNullable=false`).
+//! * `go`: code on oapi-codegen's models and client that writes request structs as keyed
+//!   literals setting every field, reads every field of a reply struct into a variable of
+//!   its old type, names every enum constant and calls every operation, as `go build`
+//!   compiles it. An optional or nullable field is a pointer and a required one is not,
+//!   so requiredness is in the types.
 //! * `schemas`: a validator that uses the exported JSON Schemas (`schemas/`), finding an
 //!   operation's by its `operationId` in `schemas/index.json`: breaking when a file or an
 //!   operation's entry goes away, or a schema accepts less than before.
@@ -46,12 +57,14 @@ pub enum Verdict {
 use Verdict::{Breaking as B, Compatible as C};
 
 /// The consumers, in report order (the JSON keys and the mutations' `expect` keys).
-pub const CONSUMERS: [&str; 6] = [
+pub const CONSUMERS: [&str; 8] = [
     "wire_old_clients",
     "wire_new_clients",
     "rust",
     "typescript",
     "python",
+    "java",
+    "go",
     "schemas",
 ];
 
@@ -63,22 +76,26 @@ pub struct Verdicts {
     pub rust: Verdict,
     pub typescript: Verdict,
     pub python: Verdict,
+    pub java: Verdict,
+    pub go: Verdict,
     pub schemas: Verdict,
 }
 
 impl Verdicts {
-    const fn new(v: [Verdict; 6]) -> Verdicts {
+    const fn new(v: [Verdict; 8]) -> Verdicts {
         Verdicts {
             wire_old_clients: v[0],
             wire_new_clients: v[1],
             rust: v[2],
             typescript: v[3],
             python: v[4],
-            schemas: v[5],
+            java: v[5],
+            go: v[6],
+            schemas: v[7],
         }
     }
 
-    pub const NONE: Verdicts = Verdicts::new([C; 6]);
+    pub const NONE: Verdicts = Verdicts::new([C; 8]);
 
     pub fn get(&self, consumer: &str) -> Option<Verdict> {
         let i = CONSUMERS.iter().position(|c| *c == consumer)?;
@@ -86,13 +103,15 @@ impl Verdicts {
     }
 
     /// In the order of [`CONSUMERS`].
-    pub fn all(&self) -> [Verdict; 6] {
+    pub fn all(&self) -> [Verdict; 8] {
         [
             self.wire_old_clients,
             self.wire_new_clients,
             self.rust,
             self.typescript,
             self.python,
+            self.java,
+            self.go,
             self.schemas,
         ]
     }
@@ -160,9 +179,13 @@ pub enum Kind {
         /// The Rust type changes (`T` to `Option<T>`); not for lists, which typify keeps as
         /// `Vec<T>` either way.
         rust_type: bool,
+        /// The Go type changes (`T` to `*T`); not for a nullable property (a pointer
+        /// either way) or one of no type (`interface{}`), nor for a request body.
+        go_type: bool,
     },
     OptionalToRequired {
         rust_type: bool,
+        go_type: bool,
     },
     TypeChanged,
     /// Only the width of a number (`int32` to `int64`): the JSON types stay.
@@ -306,7 +329,65 @@ fn breaks(yes: bool) -> Verdict {
 fn one(kind: &Kind, dir: Dir) -> Verdicts {
     let [old_clients, new_clients] = wire(kind, dir);
     let [rust, typescript, python, schemas] = languages(kind, dir);
-    Verdicts::new([old_clients, new_clients, rust, typescript, python, schemas])
+    let [java, go] = java_go(kind);
+    Verdicts::new([
+        old_clients,
+        new_clients,
+        rust,
+        typescript,
+        python,
+        java,
+        go,
+        schemas,
+    ])
+}
+
+/// `[java, go]`: what javac and `go build` say of code written against the old generated
+/// code. Neither checks a bound, a required property or an enum value at run time (Jackson
+/// and encoding/json read what they are given; the Java enums have an unknown default), so
+/// only the generated names and types decide.
+fn java_go(kind: &Kind) -> [Verdict; 2] {
+    match *kind {
+        Kind::OperationAdded | Kind::SchemaAdded | Kind::Documentation => [C, C],
+        // Both name the method (and Go its params, body and response types) after the
+        // operationId.
+        Kind::OperationRemoved | Kind::OperationRenamed => [B, B],
+        // Both hide the path and method behind the operation's method.
+        Kind::PathChanged | Kind::MethodChanged => [C, C],
+        // `native` takes every parameter positionally, so any parameter added or removed
+        // changes the method's signature; Go's query parameters are fields of the
+        // operation's params struct, which a keyed literal need not name.
+        Kind::ParameterAdded { .. } => [B, C],
+        Kind::ParameterRemoved { .. } => [B, B],
+        // The per-operation error codes (`x-error-codes`) generate nothing in either.
+        Kind::ErrorCodeAdded | Kind::ErrorCodeRemoved => [C, C],
+        // The JSON stays, the class or type name goes.
+        Kind::SchemaRemoved | Kind::SchemaRenamed => [B, B],
+        // A new setter or field that nothing written before names.
+        Kind::PropertyAdded { .. } => [C, C],
+        Kind::PropertyRemoved { .. } | Kind::PropertyRenamed { .. } => [B, B],
+        // Go's field changes between `T` and `*T` (lists included: `*[]T`; not a nullable
+        // or untyped one), in a literal and in a read alike; Java's boxed type stays.
+        Kind::RequiredToOptional { go_type, .. } | Kind::OptionalToRequired { go_type, .. } => {
+            [C, breaks(go_type)]
+        }
+        // A Java class or Go type in place of another (`int32` to `int64`: `Integer` to
+        // `Long`, `int32` to `int64`).
+        Kind::TypeChanged | Kind::FormatWidened | Kind::FormatNarrowed => [B, B],
+        // A constant added that nothing written before names, or one it names gone.
+        Kind::EnumValueAdded => [C, C],
+        Kind::EnumValueRemoved => [B, B],
+        // Both name constants by `x-enum-varnames`.
+        Kind::EnumVariantRenamed => [B, B],
+        // Neither type follows a bound or a pattern.
+        Kind::Tightened { .. } | Kind::Changed { .. } | Kind::Loosened { .. } => [C, C],
+        // Go's required field becomes a pointer (or stops being one) where Rust's type
+        // changes; Java's type stays.
+        Kind::NullableAdded { rust_type } | Kind::NullableRemoved { rust_type } => {
+            [C, breaks(rust_type)]
+        }
+        Kind::Other => [B, B],
+    }
 }
 
 /// `[rust, typescript, python, schemas]`.
@@ -353,7 +434,7 @@ fn languages(kind: &Kind, dir: Dir) -> [Verdict; 4] {
         Kind::PropertyRemoved { .. } => [B, B, B, C],
         // The removal's verdicts and the addition's together.
         Kind::PropertyRenamed { required, .. } => [B, B, B, breaks(required)],
-        Kind::RequiredToOptional { rust_type } if request => [breaks(rust_type), C, C, C],
+        Kind::RequiredToOptional { rust_type, .. } if request => [breaks(rust_type), C, C, C],
         // Readers now get `undefined`/`Unset`/`None` where they had a value.
         Kind::RequiredToOptional { .. } => [B, B, B, C],
         Kind::OptionalToRequired { .. } if request => [B, B, B, B],
@@ -409,12 +490,12 @@ mod tests {
     fn documentation_breaks_nobody_and_removal_breaks_every_client_of_it() {
         assert!(!verdicts(&Kind::Documentation, Dir::Both).any_breaking());
         let removed = verdicts(&Kind::OperationRemoved, Dir::Both);
-        assert_eq!(removed.all(), [B, C, B, B, B, B]);
+        assert_eq!(removed.all(), [B, C, B, B, B, B, B, B]);
         // New clients do not call it; the old deployment still answers it.
         assert_eq!(removed.wire_new_clients, C);
         // Added: only a new client calls it, and the old deployment has no such route.
         let added = verdicts(&Kind::OperationAdded, Dir::Both);
-        assert_eq!(added.all(), [C, B, C, C, C, C]);
+        assert_eq!(added.all(), [C, B, C, C, C, C, C, C]);
     }
 
     #[test]
@@ -443,11 +524,31 @@ mod tests {
         let nullable = Kind::NullableAdded { rust_type: true };
         assert_eq!(wire(&nullable, Dir::Reply), [B, C]);
         assert_eq!(wire(&Kind::EnumValueAdded, Dir::Reply), [B, C]);
-        let required = Kind::OptionalToRequired { rust_type: true };
+        let required = Kind::OptionalToRequired {
+            rust_type: true,
+            go_type: true,
+        };
         assert_eq!(wire(&required, Dir::Reply), [C, B]);
         // The same changes to a request swap the directions.
         assert_eq!(wire(&Kind::EnumValueAdded, Dir::Request), [C, B]);
         assert_eq!(wire(&required, Dir::Request), [B, C]);
+    }
+
+    #[test]
+    fn requiredness_is_in_go_types_and_not_in_java_ones() {
+        let required = |go_type| Kind::OptionalToRequired {
+            rust_type: true,
+            go_type,
+        };
+        for dir in [Dir::Request, Dir::Reply] {
+            let v = verdicts(&required(true), dir);
+            assert_eq!((v.java, v.go), (C, B));
+            // A nullable or untyped field is a pointer or `interface{}` either way.
+            assert_eq!(verdicts(&required(false), dir).go, C);
+        }
+        // Java's positional parameters: an optional one added changes the signature.
+        let added = verdicts(&Kind::ParameterAdded { required: false }, Dir::Request);
+        assert_eq!((added.java, added.go), (B, C));
     }
 
     #[test]

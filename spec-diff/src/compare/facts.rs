@@ -33,6 +33,13 @@ pub(super) fn is_plain_list(s: &ReferenceOr<Box<Schema>>) -> bool {
         if matches!(s.schema_kind, SchemaKind::Type(Type::Array(_))) && !s.schema_data.nullable)
 }
 
+/// A property oapi-codegen types the same whether required or not: a nullable one (a
+/// pointer either way) or one of no type (`interface{}`, which is nil when absent).
+pub(super) fn go_same_either_way(s: &ReferenceOr<Box<Schema>>) -> bool {
+    matches!(s, ReferenceOr::Item(s) if s.schema_data.nullable
+        || matches!(&s.schema_kind, SchemaKind::Any(a) if a.typ.is_none() && a.properties.is_empty()))
+}
+
 /// The Rust type typify 0.8 gives an integer (`convert_integer`): with a format, its own
 /// type, or `NonZero` when the minimum is exactly 1 (any other bound changes nothing, and
 /// is not checked); without one, `NonZeroU64` for a minimum of 1, `u64` for 0, else `i64`.

@@ -4,7 +4,7 @@
 
 use openapiv3::{AdditionalProperties, ObjectType, ReferenceOr, Schema};
 
-use super::facts::is_plain_list;
+use super::facts::{go_same_either_way, is_plain_list};
 use super::{At, Differ, SCHEMAS, shape, to_json, view, view_boxed};
 use crate::rules::Kind;
 
@@ -89,15 +89,16 @@ impl Differ<'_> {
             // typify keeps an optional list a `Vec` (empty when absent): its type does not
             // follow its requiredness, unless it is nullable.
             let rust_type = !is_plain_list(new_prop) || !is_plain_list(old_prop);
+            let go_type = !go_same_either_way(new_prop) || !go_same_either_way(old_prop);
             match (was_required, is_required) {
                 (true, false) => self.push(
                     &p_at,
-                    Kind::RequiredToOptional { rust_type },
+                    Kind::RequiredToOptional { rust_type, go_type },
                     format!("`{what}.{name}`: now optional"),
                 ),
                 (false, true) => self.push(
                     &p_at,
-                    Kind::OptionalToRequired { rust_type },
+                    Kind::OptionalToRequired { rust_type, go_type },
                     format!("`{what}.{name}`: now required"),
                 ),
                 _ => {}

@@ -233,12 +233,18 @@ impl Differ<'_> {
             match (data.required, n.required) {
                 (true, false) => self.push(
                     &p_at,
-                    Kind::RequiredToOptional { rust_type: false },
+                    Kind::RequiredToOptional {
+                        rust_type: false,
+                        go_type: true,
+                    },
                     format!("`{id}`: parameter `{}` now optional", key.1),
                 ),
                 (false, true) => self.push(
                     &p_at,
-                    Kind::OptionalToRequired { rust_type: false },
+                    Kind::OptionalToRequired {
+                        rust_type: false,
+                        go_type: true,
+                    },
                     format!("`{id}`: parameter `{}` now required", key.1),
                 ),
                 _ => {}
@@ -305,14 +311,20 @@ impl Differ<'_> {
                 if or && !nr {
                     self.push(
                         &b_at,
-                        Kind::RequiredToOptional { rust_type: true },
+                        Kind::RequiredToOptional {
+                            rust_type: true,
+                            go_type: false,
+                        },
                         format!("`{id}`: request body now optional"),
                     );
                 }
                 if !or && nr {
                     self.push(
                         &b_at,
-                        Kind::OptionalToRequired { rust_type: true },
+                        Kind::OptionalToRequired {
+                            rust_type: true,
+                            go_type: false,
+                        },
                         format!("`{id}`: request body now required"),
                     );
                 }
