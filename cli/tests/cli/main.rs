@@ -4,6 +4,8 @@
 
 mod bulk;
 mod commands;
+#[path = "../common/licensing.rs"]
+mod common;
 mod config;
 mod exactly_once;
 mod tenant;
@@ -53,11 +55,7 @@ impl Sim {
     pub fn start_with(
         settings: impl FnOnce(licensing_sim::SimulatorBuilder) -> licensing_sim::SimulatorBuilder,
     ) -> Self {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = common::runtime();
         let seed = licensing_sim::admin::builtin_seed("demo").unwrap();
         let sim = rt
             .block_on(settings(Simulator::builder().seed(seed)).start())
@@ -76,23 +74,7 @@ impl Sim {
 
     /// [`Sim::cmd`] as a plain process, for the tests that spawn it and signal it.
     pub fn process(&self) -> std::process::Command {
-        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("licensing"));
-        for (name, _) in std::env::vars() {
-            if name.starts_with("LICENSING_") {
-                cmd.env_remove(name);
-            }
-        }
-        let url = self.sim.url();
-        cmd.env("LICENSING_ORDER_URL", &url)
-            .env("LICENSING_MEMBER_URL", &url)
-            .env("LICENSING_APP_TOKEN", licensing_sim::DEFAULT_APP_TOKEN)
-            .env(
-                "LICENSING_CLIENT_TOKEN",
-                licensing_sim::DEFAULT_CLIENT_TOKEN,
-            )
-            .env("LICENSING_USER_TOKEN", licensing_sim::DEFAULT_USER_TOKEN)
-            .env("LICENSING_CONFIG_DIR", self.dir.path());
-        cmd
+        common::for_simulator(&self.sim.url(), self.dir.path())
     }
 
     /// `orders submit` of `file`: a first run writing `results`, its channel order ids
@@ -135,7 +117,7 @@ impl Sim {
     /// The binary run with `args`, which must succeed: its stdout.
     pub fn ok(&self, args: &[&str]) -> String {
         let output = self.cmd().args(args).output().unwrap();
-        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+        common::assert_success(&output, format_args!("{args:?}"));
         stdout(&output)
     }
 

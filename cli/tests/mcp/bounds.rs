@@ -9,6 +9,18 @@ use crate::{Sim, call};
 /// The cap the server runs with in these tests.
 const CAP: usize = 64 * 1024;
 
+/// An asset number of the demo enterprise as `licensing` lists it: a real item, which
+/// the replies made up here copy so that only what they change is out of the ordinary.
+pub fn an_asset(sim: &Sim) -> Value {
+    let assets = sim.cli(&[
+        "member",
+        "list-asset-nums",
+        "--enterprise-global-id",
+        "EG-000001",
+    ]);
+    assets[0].clone()
+}
+
 /// Makes the next `listAssetNums` reply's data `data`.
 pub fn reply_data(sim: &Sim, data: Value) {
     sim.fault(json!({
@@ -31,13 +43,7 @@ fn list_assets(sim: &Sim) -> Value {
 #[test]
 fn a_reply_of_100000_items_or_50_mb_is_bounded_with_a_note() {
     let sim = Sim::start();
-    let assets = sim.cli(&[
-        "member",
-        "list-asset-nums",
-        "--enterprise-global-id",
-        "EG-000001",
-    ]);
-    let item = assets[0].clone();
+    let item = an_asset(&sim);
     let many: Vec<Value> = (0..100_000)
         .map(|i| {
             let mut item = item.clone();

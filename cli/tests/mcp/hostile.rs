@@ -100,13 +100,7 @@ fn hostile_arguments_are_tool_errors_naming_the_field() {
 #[test]
 fn a_reply_echoing_a_token_or_carrying_control_characters_is_shown_safe() {
     let sim = Sim::start();
-    let assets = sim.cli(&[
-        "member",
-        "list-asset-nums",
-        "--enterprise-global-id",
-        "EG-000001",
-    ]);
-    let mut item = assets[0].clone();
+    let mut item = crate::bounds::an_asset(&sim);
     item["assetId"] = format!("A-{}", sim.secrets[0]).into();
     item["assetNum"] = "80000\u{202e}00001\u{1b}[2J".into();
     crate::bounds::reply_data(&sim, json!([item]));

@@ -4,7 +4,7 @@
 
 use std::{
     io::{BufRead as _, BufReader, Read as _},
-    process::{Child, Command, Stdio},
+    process::{Child, Stdio},
 };
 
 use serde_json::{Value, json};
@@ -28,9 +28,8 @@ impl Drop for Served {
 
 impl Served {
     fn start(sim: &Sim, token: &str, flags: &[&str]) -> Self {
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin("licensing"))
-            .env_clear()
-            .envs(sim.env())
+        let mut child = sim
+            .licensing()
             .env("LICENSING_MCP_TOKEN", token)
             .args(["mcp", "--http", "127.0.0.1:0"])
             .args(flags)

@@ -5,6 +5,11 @@
 //! alone, searched for in every result, log line and audit log.
 
 mod bounds;
+// The runtime and the check of a run only: these tests give the simulator tokens of
+// their own and clear the whole environment, not just its `LICENSING_*` variables.
+#[path = "../common/licensing.rs"]
+#[allow(dead_code, reason = "the commands it makes are not the ones run here")]
+mod common;
 mod hostile;
 mod http;
 mod reads;
@@ -46,11 +51,7 @@ pub struct Sim {
 
 impl Sim {
     pub fn start() -> Self {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = common::runtime();
         let secrets = [
             unique("app-token"),
             unique("client-token"),
@@ -140,21 +141,23 @@ impl Sim {
         self.journal().iter().filter(|o| *o == operation).count()
     }
 
+    /// The binary with [`Sim::env`] as its whole environment.
+    pub fn licensing(&self) -> Command {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("licensing"));
+        cmd.env_clear().envs(self.env());
+        cmd
+    }
+
     /// `licensing ARGS` run to its end with this simulator: its stdout as JSON (what the
     /// command line prints of what the SDK returns).
     pub fn cli(&self, args: &[&str]) -> Value {
-        let output = Command::new(assert_cmd::cargo::cargo_bin("licensing"))
-            .env_clear()
-            .envs(self.env())
+        let output = self
+            .licensing()
             .args(args)
             .args(["--output", "json"])
             .output()
             .unwrap();
-        assert!(
-            output.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        common::assert_success(&output, format_args!("{args:?}"));
         serde_json::from_slice(&output.stdout).unwrap()
     }
 

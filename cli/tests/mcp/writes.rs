@@ -3,7 +3,7 @@
 //! nothing (the simulator's journal shows no request) and names the flag that allows it;
 //! a confirmed write retried by the client is applied once.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use licensing_sdk::operations::{self, Method};
 use serde_json::{Value, json};
@@ -47,9 +47,8 @@ fn the_list_grows_by_exactly_the_allowed_writes() {
         }
     }
     // A name that is not a write stops the server before it serves.
-    let output = Command::new(assert_cmd::cargo::cargo_bin("licensing"))
-        .env_clear()
-        .envs(sim.env())
+    let output = sim
+        .licensing()
         .args(["mcp", "--allow-writes", "listMembers"])
         .stdin(Stdio::null())
         .output()

@@ -10,7 +10,7 @@ use std::{
 
 use serde_json::Value;
 
-use super::{Sim, ledger, undone_once};
+use super::{Sim, common, ledger, undone_once};
 
 #[derive(Clone, Copy, Debug)]
 enum Point {
@@ -114,11 +114,7 @@ fn stopped_at(number: i32, exit: Option<i32>) {
             .arg(&path)
             .output()
             .unwrap();
-        assert!(
-            finish.status.success(),
-            "{point:?}: --finish: {}",
-            String::from_utf8_lossy(&finish.stderr)
-        );
+        common::assert_success(&finish, format_args!("{point:?}: --finish"));
         assert_eq!(
             sim.state(),
             before,

@@ -2,6 +2,8 @@
 //! and journal say what the probe changed and sent), a simulator made to depart by fault
 //! rules, runs stopped by every signal at every point, and hostile upstreams.
 
+#[path = "../common/licensing.rs"]
+mod common;
 mod hostile;
 #[cfg(unix)]
 mod kill;
@@ -24,11 +26,7 @@ pub struct Sim {
 
 impl Sim {
     pub fn start() -> Self {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = common::runtime();
         let sim = rt.block_on(Simulator::start()).unwrap();
         let admin = sim.admin();
         // A reset forgets the clock's setting: it goes first.
@@ -53,25 +51,8 @@ impl Sim {
 
     /// [`Sim::probe`] at `rate` requests a second.
     pub fn probe_at(&self, rate: &str) -> std::process::Command {
-        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("licensing"));
-        for (name, _) in std::env::vars() {
-            if name.starts_with("LICENSING_") {
-                cmd.env_remove(name);
-            }
-        }
-        let url = self.sim.url();
-        cmd.arg("probe")
-            .args(["--rate", rate])
-            .env("LICENSING_ORDER_URL", &url)
-            .env("LICENSING_MEMBER_URL", &url)
-            .env("LICENSING_APP_TOKEN", licensing_sim::DEFAULT_APP_TOKEN)
-            .env(
-                "LICENSING_CLIENT_TOKEN",
-                licensing_sim::DEFAULT_CLIENT_TOKEN,
-            )
-            .env("LICENSING_USER_TOKEN", licensing_sim::DEFAULT_USER_TOKEN)
-            .env("LICENSING_CONFIG_DIR", self.dir.path())
-            .stdin(Stdio::null());
+        let mut cmd = common::for_simulator(&self.sim.url(), self.dir.path());
+        cmd.arg("probe").args(["--rate", rate]).stdin(Stdio::null());
         cmd
     }
 

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Sim, ledger, outcome, report, undone_once, verdicts, with_verdict};
+use super::{Sim, common, ledger, outcome, report, undone_once, verdicts, with_verdict};
 
 #[test]
 fn the_plan_is_printed_and_nothing_is_sent() {
@@ -13,11 +13,7 @@ fn the_plan_is_printed_and_nothing_is_sent() {
         .args(["--plan", "--writes", "-o", "json"])
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    common::assert_success(&output, "--plan");
     let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
     let plan = plan.as_array().unwrap();
     assert!(plan.len() > 20, "{plan:#?}");
