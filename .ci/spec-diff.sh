@@ -26,7 +26,8 @@
 # (the package's `corpus` example, `cargo xtask spec-diff-corpus`) with `--stale` builds
 # the consumers again for the mutations whose record is stale (about 60-90 s each with
 # cargo-semver-checks' cross-check, so a change to the specs or the generator costs the
-# whole corpus, 30-60 minutes on 2 cores). SPEC_DIFF_CORPUS=1 proves every mutation again,
+# whole corpus, 30-60 minutes on 2 cores; the Java and Go consumers, recorded apart on
+# their own inputs, a few seconds a mutation). SPEC_DIFF_CORPUS=1 proves every mutation again,
 # SPEC_DIFF_CORPUS=0 skips the step. A stale record proved here passes but is not written
 # back: commit the proven.json that `cargo xtask spec-diff-corpus` writes.
 set -euo pipefail
@@ -122,6 +123,20 @@ case $corpus in
 0) echo "spec-diff.sh: the corpus's proof is skipped (SPEC_DIFF_CORPUS=0)" >&2 ;;
 1 | stale)
   corpus_started=$SECONDS
+  # The Java and Go consumers' tools, as .ci/clients.sh gets them: a JDK and Maven from
+  # Debian when missing (Maven fetches openapi-generator's CLI and Jackson into its cache),
+  # Go from PATH, their downloads under CI's cache.
+  missing=()
+  command -v java >/dev/null || missing+=(openjdk-17-jdk-headless)
+  command -v mvn >/dev/null || missing+=(maven)
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing Debian's ${missing[*]}" >&2
+    apt-get install -y -qq "${missing[@]}" >/dev/null || { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; }
+  fi
+  command -v go >/dev/null || fail "go not found: the corpus's Go consumer needs Go 1.26 or later on PATH"
+  ci_cache=${LICENSING_CI_CACHE:-$HOME/.cache/licensing-ci}
+  export LICENSING_MAVEN_REPO=${LICENSING_MAVEN_REPO:-$ci_cache/maven}
+  export GOMODCACHE=${GOMODCACHE:-$ci_cache/go/mod} GOCACHE=${GOCACHE:-$ci_cache/go/build}
   flags=()
   [[ $corpus == stale ]] && flags=(--stale)
   cp spec-diff/corpus/proven.json "$out/proven.committed.json"

@@ -79,6 +79,30 @@ pub fn check_proof(m: &Mutation, worst: &Verdicts, proof: &Proof) -> Vec<String>
     problems
 }
 
+/// Where the rules and the recorded verdicts of the consumers proved on their own inputs
+/// (Java, Go) disagree.
+pub fn check_own(
+    m: &Mutation,
+    worst: &Verdicts,
+    singles: &[(&str, Option<&super::proven::Single>)],
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (consumer, single) in singles {
+        let Some(single) = single else { continue };
+        let rule = worst.get(consumer).expect("known consumer");
+        if single.verdict != rule {
+            problems.push(format!(
+                "{}: {consumer}: spec-diff says {}, the compiler {} ({})",
+                m.id,
+                word(rule),
+                word(single.verdict),
+                single.why.as_deref().unwrap_or("")
+            ));
+        }
+    }
+    problems
+}
+
 pub fn word(v: Verdict) -> &'static str {
     match v {
         Verdict::Breaking => "breaking",

@@ -11,7 +11,7 @@ use licensing_spec_diff::rules::{Verdict, Verdicts};
 
 use super::bench::{Bench, Outcome, python_type, rust_run};
 use super::check::word;
-use super::proven::{Proof, edits_digest};
+use super::proven::{Proof, Single, edits_digest};
 use super::{Mutation, Sample, apply, example_samples, wire};
 
 /// One mutation through the three compilers: (rust, typescript, python) outcomes, and
@@ -73,29 +73,42 @@ pub fn compile(bench: &Bench, base: &Side, m: &Mutation) -> Result<Proof> {
 }
 
 /// Prints what each proof said of `m`, and returns its row of the table (`≠` where a
-/// proof and spec-diff disagree).
+/// proof and spec-diff disagree; `not run` where no proof holds).
 pub fn row(
     m: &Mutation,
     worst: &Verdicts,
-    proof: &Proof,
+    proof: Option<&Proof>,
+    own: &[(&str, Option<&Single>)],
     wired: &wire::Proof,
     disagree: &[String],
 ) -> String {
-    let seen = [
+    let mut seen = vec![
         (
             "wire_old_clients",
-            wired.old_clients,
+            Some(wired.old_clients),
             wired.why.get("wire_old_clients"),
         ),
         (
             "wire_new_clients",
-            wired.new_clients,
+            Some(wired.new_clients),
             wired.why.get("wire_new_clients"),
         ),
-        ("rust", proof.rust, proof.why.get("rust")),
-        ("typescript", proof.typescript, proof.why.get("typescript")),
-        ("python", proof.python, proof.why.get("python")),
     ];
+    for consumer in ["rust", "typescript", "python"] {
+        let got = proof.map(|p| match consumer {
+            "rust" => p.rust,
+            "typescript" => p.typescript,
+            _ => p.python,
+        });
+        seen.push((consumer, got, proof.and_then(|p| p.why.get(consumer))));
+    }
+    for (consumer, single) in own {
+        seen.push((
+            consumer,
+            single.map(|s| s.verdict),
+            single.and_then(|s| s.why.as_ref()),
+        ));
+    }
     let mut cells = Vec::new();
     for (consumer, got, why) in seen {
         let rule = worst.get(consumer).expect("known consumer");
@@ -108,17 +121,18 @@ pub fn row(
         eprintln!(
             "    {consumer}: spec-diff {}, {by} {}{why}",
             word(rule),
-            word(got)
+            got.map_or("not run", word)
         );
         let differs = disagree
             .iter()
             .any(|p| p.contains(&format!(": {consumer}: ")));
         cells.push(format!("{}{}", word(rule), if differs { " ≠" } else { "" }));
     }
-    if let Some(v) = proof.semver {
+    let semver = proof.and_then(|p| p.semver);
+    if let Some(v) = semver {
         eprintln!("    cargo-semver-checks: {}", word(v));
     }
     cells.push(word(worst.schemas).to_string());
-    cells.push(proof.semver.map_or("not run", word).to_string());
+    cells.push(semver.map_or("not run", word).to_string());
     format!("| {} ({}) | {} |\n", m.title, m.id, cells.join(" | "))
 }

@@ -9,7 +9,8 @@
 //!
 //! For every mutation, a consumer of each language written against the current specs is
 //! built against the code generated from the mutated specs (`rust.rs`, `typescript.rs`,
-//! `consumer.py`; set up by `prepare.rs`, built and run by `bench.rs` and `compile.rs`):
+//! `consumer.py`, `java.rs`, `go.rs`; set up by `prepare.rs` and `own.rs`, built and run by
+//! `bench.rs`, `compile.rs` and `own.rs`):
 //! the language's verdict is breaking exactly when that fails (does not compile or
 //! type-check, or refuses a sample or a call at run time). The run fails when a compiler
 //! and spec-diff disagree, or spec-diff and `expect` (`check.rs`).
@@ -19,7 +20,10 @@
 //!
 //! The tools are the pinned ones of `cargo xtask clients` (openapi-typescript and tsc,
 //! openapi-python-client and mypy), installed from `clients/`'s lock files into
-//! the target directory. The Rust consumer builds in a target directory of its own
+//! the target directory; openapi-generator's CLI at the version `clients/java/pom.xml`
+//! pins and the client's Jackson, fetched by Maven into the target directory, with the
+//! JDK's javac; oapi-codegen built from `clients/go/tools/go.mod`'s pin, with Go. Java's
+//! and Go's proofs are recorded apart from the SDK consumers', each on its own inputs. The Rust consumer builds in a target directory of its own
 //! (`<target>/spec-diff-corpus/rust/target`), against a copy of the SDK package whose
 //! `spec/` is the mutated one.
 //!
@@ -31,6 +35,9 @@ mod bench;
 mod check;
 mod compile;
 mod edit;
+mod go;
+mod java;
+mod own;
 mod prepare;
 mod proven;
 mod rust;
@@ -53,8 +60,8 @@ use licensing_spec_diff::load::{self, FILES, Side};
 use licensing_spec_diff::rules::Verdict;
 
 /// Prove spec-diff's rules: apply each mutation of spec-diff/corpus/mutations/ and build
-/// Rust, TypeScript and Python consumers of the old specs against the new generated code
-/// (minutes: one SDK build per mutation).
+/// Rust, TypeScript, Python, Java and Go consumers of the old specs against the new
+/// generated code (minutes: one SDK build per mutation).
 #[derive(Parser)]
 #[command(name = "corpus")]
 struct Cli {
@@ -65,11 +72,16 @@ struct Cli {
     /// longer holds: what they read changed since it was recorded.
     #[arg(long)]
     stale: bool,
+    /// Only these comma-separated consumers: `sdk` (Rust, TypeScript and Python, proved
+    /// together), `java`, `go`.
+    #[arg(long, default_value = "sdk,java,go")]
+    consumers: String,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(&root(), cli.only.as_deref(), cli.stale) {
+    let consumers: Vec<&str> = cli.consumers.split(',').map(str::trim).collect();
+    match run(&root(), cli.only.as_deref(), cli.stale, &consumers) {
         Ok(true) => ExitCode::SUCCESS,
         // The run already listed each disagreement.
         Ok(false) => ExitCode::FAILURE,
@@ -214,18 +226,42 @@ pub fn example_samples(base: &Side) -> Vec<Sample> {
 }
 
 /// The command: every mutation (or those whose id contains `only`; with `stale`, those
-/// whose recorded proof no longer holds); Ok(false) when a compiler and spec-diff
-/// disagree anywhere. The compilers' verdicts are recorded in `proven.json`.
-pub fn run(root: &Path, only: Option<&str>, stale: bool) -> Result<bool> {
+/// whose recorded proof no longer holds), through the chosen `consumers`; Ok(false) when a
+/// compiler and spec-diff disagree anywhere. The compilers' verdicts are recorded in
+/// `proven.json`, each consumer's on its own inputs (`proven::OWN`) apart from the SDK's.
+pub fn run(root: &Path, only: Option<&str>, stale: bool, consumers: &[&str]) -> Result<bool> {
     let started = Instant::now();
     let base = current(root)?;
     let all = mutations(root)?;
     let inputs = proven::inputs_digest(root)?;
     let mut record = proven::Proven::load(root)?;
-    let chosen: Vec<&Mutation> = all
+    let sdk = consumers.contains(&"sdk");
+    let own: Vec<(&str, String)> = proven::OWN
+        .iter()
+        .filter(|(c, _)| consumers.contains(c))
+        .map(|(c, _)| Ok((*c, proven::own_digest(root, c)?)))
+        .collect::<Result<_>>()?;
+    for c in consumers {
+        if *c != "sdk" && !own.iter().any(|(o, _)| o == c) {
+            bail!("no consumer `{c}` (sdk, java, go)");
+        }
+    }
+    // What each mutation needs proved: the SDK's consumers, and which of the others.
+    let needs = |m: &Mutation| -> (bool, Vec<usize>) {
+        let sdk_stale = sdk && (!stale || record.current(&inputs, m).is_none());
+        let own_stale = own
+            .iter()
+            .enumerate()
+            .filter(|(_, (c, d))| !stale || record.own_current(c, d, m).is_none())
+            .map(|(i, _)| i)
+            .collect();
+        (sdk_stale, own_stale)
+    };
+    let chosen: Vec<(&Mutation, (bool, Vec<usize>))> = all
         .iter()
         .filter(|m| only.is_none_or(|o| o.split(',').any(|o| m.id.contains(o))))
-        .filter(|m| !stale || record.current(&inputs, m).is_none())
+        .map(|m| (m, needs(m)))
+        .filter(|(_, (s, o))| *s || !o.is_empty())
         .collect();
     if chosen.is_empty() {
         if stale {
@@ -238,31 +274,71 @@ pub fn run(root: &Path, only: Option<&str>, stale: bool) -> Result<bool> {
         }
         bail!("no mutation matches");
     }
-    if record.inputs != inputs {
-        // Proofs of other inputs prove nothing now.
-        record.mutations.clear();
-        record.inputs = inputs;
+    let bench = if chosen.iter().any(|(_, (s, _))| *s) {
+        if record.inputs != inputs {
+            // Proofs of other inputs prove nothing now.
+            record.mutations.clear();
+            record.inputs = inputs.clone();
+        }
+        Some(prepare::prepare(root, &base)?)
+    } else {
+        None
+    };
+    let mut tools = Vec::new();
+    for (i, (c, _)) in own.iter().enumerate() {
+        if chosen.iter().any(|(_, (_, o))| o.contains(&i)) {
+            tools.push((i, own::Own::prepare(root, &base, c)?));
+        }
     }
-    let bench = prepare::prepare(root, &base)?;
     let mut problems = Vec::new();
     let mut table = String::from(
-        "| mutation | wire: old clients | wire: new clients | rust | typescript | python | schemas | semver-checks |\n|---|---|---|---|---|---|---|---|\n",
+        "| mutation | wire: old clients | wire: new clients | rust | typescript | python | java | go | schemas | semver-checks |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
-    for m in &chosen {
+    for (m, (sdk_stale, own_stale)) in &chosen {
         let t = toolchain::step(&format!("{}: {}", m.id, m.title));
         let (changes, worst) = check::judge(&base, m)?;
         problems.extend(check::check_expect(m, &changes, &worst));
-        let proof = compile::compile(&bench, &base, m)?;
+        let proof = match (&bench, sdk_stale) {
+            (Some(bench), true) => Some(compile::compile(bench, &base, m)?),
+            _ => record.current(&inputs, m).cloned(),
+        };
+        for (i, tool) in &tools {
+            if own_stale.contains(i) {
+                let t = Instant::now();
+                let single = tool.prove(&base, m)?;
+                eprintln!("    {} {:.0} s", tool.name(), t.elapsed().as_secs_f64());
+                record.record_own(tool.name(), &own[*i].1, m, single);
+            }
+        }
+        let singles: Vec<(&str, Option<&proven::Single>)> = own
+            .iter()
+            .map(|(c, d)| (*c, record.own_current(c, d, m)))
+            .collect();
         let wired = wire::prove(&base, m)?;
-        let mut disagree = check::check_proof(m, &worst, &proof);
+        let mut disagree = proof
+            .as_ref()
+            .map(|p| check::check_proof(m, &worst, p))
+            .unwrap_or_default();
+        disagree.extend(check::check_own(m, &worst, &singles));
         disagree.extend(wire::check(m, &worst, &wired));
-        table.push_str(&compile::row(m, &worst, &proof, &wired, &disagree));
+        table.push_str(&compile::row(
+            m,
+            &worst,
+            proof.as_ref(),
+            &singles,
+            &wired,
+            &disagree,
+        ));
         problems.extend(disagree);
-        record.mutations.insert(m.id.clone(), proof);
+        if let (Some(p), true) = (proof, *sdk_stale) {
+            record.mutations.insert(m.id.clone(), p);
+        }
         toolchain::done(t);
     }
     record.save(root)?;
-    let report = bench.dir.join("report.md");
+    let target = toolchain::target_dir(root)?.join("spec-diff-corpus");
+    fs::create_dir_all(&target)?;
+    let report = target.join("report.md");
     fs::write(&report, &table)?;
     eprintln!("\n{table}");
     eprintln!(

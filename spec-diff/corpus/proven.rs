@@ -50,6 +50,35 @@ const INPUTS: [&str; 18] = [
     "clients/python/templates",
 ];
 
+/// What the Java and Go proofs read besides their mutation and their consumer's writer
+/// (`java.rs`, `go.rs`): each is stale on its own inputs, so a change to one consumer
+/// proves that one again, not the SDK's.
+const SHARED: [&str; 3] = [
+    "spec",
+    "spec-diff/corpus/main.rs",
+    "spec-diff/corpus/edit.rs",
+];
+
+/// Each later consumer's own inputs, beside `SHARED`.
+pub const OWN: [(&str, &[&str]); 2] = [
+    (
+        "java",
+        &["spec-diff/corpus/java.rs", "clients/java/pom.xml"],
+    ),
+    (
+        "go",
+        &[
+            "spec-diff/corpus/go.rs",
+            "clients/go/go.mod",
+            "clients/go/go.sum",
+            "clients/go/tools/go.mod",
+            "clients/go/tools/go.sum",
+            "clients/go/order/oapi-codegen.yaml",
+            "clients/go/member/oapi-codegen.yaml",
+        ],
+    ),
+];
+
 #[derive(Serialize, Deserialize, Default)]
 pub struct Proven {
     #[serde(rename = "$comment", default)]
@@ -57,6 +86,27 @@ pub struct Proven {
     /// The digest of `INPUTS` when the compilers ran.
     pub inputs: String,
     pub mutations: BTreeMap<String, Proof>,
+    /// The consumers proved on their own inputs (`OWN`), by name; absent from records
+    /// written before they were.
+    #[serde(default)]
+    pub own: BTreeMap<String, Group>,
+}
+
+/// One consumer's proofs, recorded apart from the others'.
+#[derive(Serialize, Deserialize, Default, Clone)]
+pub struct Group {
+    /// The digest of `SHARED` and the consumer's own inputs when its compiler ran.
+    pub inputs: String,
+    pub mutations: BTreeMap<String, Single>,
+}
+
+/// One consumer's verdict on one mutation.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Single {
+    pub edits: String,
+    pub verdict: Verdict,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 /// One mutation's verdicts, as the compilers gave them.
@@ -97,6 +147,27 @@ impl Proven {
         fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
     }
 
+    /// The recorded verdict of `consumer` (one of `OWN`) on `m`, if it still holds for
+    /// these inputs (its `own_digest`).
+    pub fn own_current(&self, consumer: &str, inputs: &str, m: &Mutation) -> Option<&Single> {
+        let group = self.own.get(consumer).filter(|g| g.inputs == inputs)?;
+        group
+            .mutations
+            .get(&m.id)
+            .filter(|p| p.edits == edits_digest(m))
+    }
+
+    /// Records `consumer`'s verdict on `m`, read with `inputs`: proofs of other inputs
+    /// prove nothing now.
+    pub fn record_own(&mut self, consumer: &str, inputs: &str, m: &Mutation, single: Single) {
+        let group = self.own.entry(consumer.to_string()).or_default();
+        if group.inputs != inputs {
+            group.mutations.clear();
+            group.inputs = inputs.to_string();
+        }
+        group.mutations.insert(m.id.clone(), single);
+    }
+
     /// The recorded proof of `m`, if it still holds for these inputs.
     pub fn current(&self, inputs: &str, m: &Mutation) -> Option<&Proof> {
         if self.inputs != inputs {
@@ -110,8 +181,22 @@ impl Proven {
 
 /// The digest of every file under `INPUTS` (path and content, in path order).
 pub fn inputs_digest(root: &Path) -> Result<String> {
+    digest(root, INPUTS.iter())
+}
+
+/// The digest of what `consumer`'s proofs read (`SHARED` and its `OWN`).
+pub fn own_digest(root: &Path, consumer: &str) -> Result<String> {
+    let own = OWN
+        .iter()
+        .find(|(c, _)| *c == consumer)
+        .map(|(_, files)| *files)
+        .unwrap_or_default();
+    digest(root, SHARED.iter().chain(own))
+}
+
+fn digest<'a>(root: &Path, inputs: impl Iterator<Item = &'a &'a str>) -> Result<String> {
     let mut files = Vec::new();
-    for input in INPUTS {
+    for input in inputs {
         collect(&root.join(input), &mut files)?;
     }
     files.sort();

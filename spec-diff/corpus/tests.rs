@@ -1,7 +1,7 @@
 //! The corpus checked without the compilers: the rules against every mutation's
 //! expectations, the recorded proofs and the documents' own verdicts on the wire.
 
-use super::check::{check_expect, check_proof, judge};
+use super::check::{check_expect, check_own, check_proof, judge};
 use super::*;
 use licensing_spec_diff::rules::Verdicts;
 
@@ -32,15 +32,24 @@ fn the_rules_agree_with_the_recorded_compilers() {
     let base = load::from_dir(&root.join("spec"), "spec/").expect("current specs");
     let record = proven::Proven::load(&root).expect("proven.json");
     let inputs = proven::inputs_digest(&root).expect("digest");
+    let own: Vec<(&str, String)> = proven::OWN
+        .iter()
+        .map(|(c, _)| (*c, proven::own_digest(&root, c).expect("digest")))
+        .collect();
     let mut problems = Vec::new();
     let mut held = 0;
     for m in &mutations(&root).expect("mutations") {
-        let Some(proof) = record.current(&inputs, m) else {
-            continue;
-        };
-        held += 1;
         let (_, worst) = judge(&base, m).expect("judged");
-        problems.extend(check_proof(m, &worst, proof));
+        if let Some(proof) = record.current(&inputs, m) {
+            held += 1;
+            problems.extend(check_proof(m, &worst, proof));
+        }
+        let singles: Vec<(&str, Option<&proven::Single>)> = own
+            .iter()
+            .map(|(c, d)| (*c, record.own_current(c, d, m)))
+            .collect();
+        held += singles.iter().filter(|(_, s)| s.is_some()).count();
+        problems.extend(check_own(m, &worst, &singles));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     eprintln!(
@@ -80,6 +89,50 @@ fn the_wire_verdicts_agree_with_the_documents() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     // The corpus holds cases where only old clients break and where only new ones do.
     assert!(differ[0] > 0 && differ[1] > 0, "{differ:?}");
+}
+
+/// A record written before Java and Go were proved reads, with no proof of theirs; one
+/// recorded on other inputs, or for other edits, holds for nothing.
+#[test]
+fn java_and_go_are_recorded_on_their_own_inputs() {
+    let old: proven::Proven = serde_json::from_str(
+        r#"{"inputs": "a", "mutations": {"m": {"edits": "e", "rust": "breaking",
+            "typescript": "compatible", "python": "compatible"}}}"#,
+    )
+    .expect("a record without java and go");
+    assert!(old.own.is_empty());
+    let m = Mutation {
+        id: "m".into(),
+        title: "m".into(),
+        edits: vec![],
+        expect: Default::default(),
+        changes: None,
+        old_samples: vec![],
+        new_samples: vec![],
+        wire: Default::default(),
+    };
+    let mut record = old;
+    let single = proven::Single {
+        edits: proven::edits_digest(&m),
+        verdict: Verdict::Breaking,
+        why: Some("javac".into()),
+    };
+    record.record_own("java", "j1", &m, single.clone());
+    assert_eq!(record.own_current("java", "j1", &m), Some(&single));
+    assert_eq!(record.own_current("java", "j2", &m), None);
+    assert_eq!(record.own_current("go", "j1", &m), None);
+    // The SDK's record is untouched by it.
+    assert_eq!(record.inputs, "a");
+    // New inputs drop the proofs of the old ones.
+    let other = Mutation {
+        id: "n".into(),
+        ..m
+    };
+    record.record_own("java", "j2", &other, single);
+    assert_eq!(record.own["java"].mutations.len(), 1);
+    let worst = Verdicts::NONE;
+    let singles = [("java", record.own_current("java", "j2", &other))];
+    assert_eq!(check_own(&other, &worst, &singles).len(), 1);
 }
 
 #[test]

@@ -35,7 +35,7 @@
 //!   published package needs; exit 1 when a consumer breaks, 2 on an unreadable or
 //!   invalid spec. An alias of `licensing-spec-diff` (`spec-diff/`) with this
 //!   repository's `spec/`, git repository and workspace.
-//! * `spec-diff-corpus [--only ID] [--stale]`: the proof of spec-diff's rules: each
+//! * `spec-diff-corpus [--only ID] [--stale] [--consumers sdk,java,go]`: the proof of spec-diff's rules: each
 //!   mutation of `spec-diff/corpus/mutations/` applied to the specs, with consumers of the
 //!   old version built against the code generated from the new one; an alias of
 //!   `cargo run -p licensing-spec-diff --example corpus`.
@@ -166,9 +166,9 @@ enum Command {
         format: licensing_spec_diff::Format,
     },
     /// Prove spec-diff's rules: apply each mutation of spec-diff/corpus/mutations/ and
-    /// build Rust, TypeScript and Python consumers of the old specs against the new
-    /// generated code (minutes: one SDK build per mutation). Runs the package's `corpus`
-    /// example.
+    /// build Rust, TypeScript, Python, Java and Go consumers of the old specs against the
+    /// new generated code (minutes: one SDK build per mutation). Runs the package's
+    /// `corpus` example.
     SpecDiffCorpus {
         /// Only the mutations whose id contains one of these comma-separated texts.
         #[arg(long)]
@@ -177,6 +177,10 @@ enum Command {
         /// longer holds: what they read changed since it was recorded.
         #[arg(long)]
         stale: bool,
+        /// Only these comma-separated consumers: `sdk` (Rust, TypeScript and Python),
+        /// `java`, `go`.
+        #[arg(long)]
+        consumers: Option<String>,
     },
     /// Write a crate's public API (one item a line, blanket impls left out) from its
     /// rustdoc JSON to OUT, for `.ci/semver.sh`.
@@ -246,7 +250,11 @@ fn main() -> ExitCode {
         } => console::run(&root, browser, save_screenshot).map(|()| true),
         Command::PartnerBuild => partner_build::run(&root).map(|()| true),
         Command::SpecDiff { .. } => unreachable!("handled above"),
-        Command::SpecDiffCorpus { only, stale } => corpus(&root, only.as_deref(), stale),
+        Command::SpecDiffCorpus {
+            only,
+            stale,
+            consumers,
+        } => corpus(&root, only.as_deref(), stale, consumers.as_deref()),
         Command::ApiSurface { json, out } => api::surface(&json, &out).map(|()| true),
     };
     match outcome {
@@ -270,7 +278,12 @@ fn workspace_root() -> PathBuf {
 
 /// `cargo xtask spec-diff-corpus`: the corpus example of licensing-spec-diff, run by the
 /// cargo that runs this process; Ok(false) when it reports a disagreement.
-fn corpus(root: &Path, only: Option<&str>, stale: bool) -> anyhow::Result<bool> {
+fn corpus(
+    root: &Path,
+    only: Option<&str>,
+    stale: bool,
+    consumers: Option<&str>,
+) -> anyhow::Result<bool> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = std::process::Command::new(cargo);
     command
@@ -289,6 +302,9 @@ fn corpus(root: &Path, only: Option<&str>, stale: bool) -> anyhow::Result<bool> 
     }
     if stale {
         command.arg("--stale");
+    }
+    if let Some(consumers) = consumers {
+        command.args(["--consumers", consumers]);
     }
     Ok(command.status()?.success())
 }
