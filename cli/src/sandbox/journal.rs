@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use chrono::{DateTime, SecondsFormat};
 use clap::{Arg, ArgAction, ArgMatches, Command, value_parser};
 use licensing_sandbox_client::{self as admin, types as t};
 
@@ -124,26 +125,11 @@ fn row(entry: &t::JournalEntry, full: bool) -> Json {
 }
 
 /// Milliseconds since the Unix epoch as RFC 3339 in UTC, to the millisecond:
-/// `2026-01-01T00:00:00.123Z`.
+/// `2026-01-01T00:00:00.123Z` (a count past chrono's years, ±262,143, as the number).
 fn rfc3339(ms: i64) -> String {
-    let days = ms.div_euclid(86_400_000);
-    let in_day = ms.rem_euclid(86_400_000);
-    // The proleptic Gregorian date of a day count (Howard Hinnant's `civil_from_days`).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        in_day / 3_600_000,
-        in_day / 60_000 % 60,
-        in_day / 1000 % 60,
-        in_day % 1000
+    DateTime::from_timestamp_millis(ms).map_or_else(
+        || ms.to_string(),
+        |t| t.to_rfc3339_opts(SecondsFormat::Millis, true),
     )
 }
 
