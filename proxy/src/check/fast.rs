@@ -11,6 +11,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde_json::{Number, Value};
 
 use super::compiled::{Additional, Node, SchemaId, Schemas, Ty};
+use super::scalar::{Scalar, visit_scalars};
 
 /// The reply's top-level `code`, as far as the checks of `code` need it.
 #[derive(Debug, Default, PartialEq)]
@@ -80,14 +81,6 @@ impl Fast<'_, '_> {
     }
 }
 
-/// A scalar as the parser met it.
-enum Scalar<'v> {
-    Null,
-    Bool(bool),
-    Number(Number),
-    Text(&'v str),
-}
-
 impl Scalar<'_> {
     fn value(&self) -> Value {
         match self {
@@ -112,14 +105,7 @@ fn scalar_clean(schemas: &Schemas, id: SchemaId, value: &Scalar<'_>) -> bool {
     if let Scalar::Null = value {
         return node.ty.is_none() || node.nullable;
     }
-    let fits = match (node.ty, value) {
-        (None | Some(Ty::Other), _) => true,
-        (Some(Ty::String), Scalar::Text(_)) | (Some(Ty::Boolean), Scalar::Bool(_)) => true,
-        (Some(Ty::Number), Scalar::Number(_)) => true,
-        (Some(Ty::Integer), Scalar::Number(n)) => n.is_i64() || n.is_u64(),
-        _ => false,
-    };
-    if !fits {
+    if !value.fits(node.ty) {
         return false;
     }
     if let Some((members, _)) = &node.members {
@@ -160,40 +146,13 @@ impl<'de> DeserializeSeed<'de> for Fast<'_, '_> {
 impl<'de> Visitor<'de> for Fast<'_, '_> {
     type Value = ();
 
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_unit<E>(self) -> Result<(), E> {
-        self.scalar(Scalar::Null);
-        Ok(())
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<(), E> {
-        self.scalar(Scalar::Bool(v));
-        Ok(())
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<(), E> {
-        self.scalar(Scalar::Number(v.into()));
-        Ok(())
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<(), E> {
-        self.scalar(Scalar::Number(v.into()));
-        Ok(())
-    }
+    visit_scalars!();
 
     fn visit_f64<E>(self, v: f64) -> Result<(), E> {
         match Number::from_f64(v) {
             Some(n) => self.scalar(Scalar::Number(n)),
             None => self.verdict.clean = false,
         }
-        Ok(())
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<(), E> {
-        self.scalar(Scalar::Text(v));
         Ok(())
     }
 

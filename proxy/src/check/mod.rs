@@ -15,6 +15,7 @@ use serde_json::Value;
 pub(crate) mod compiled;
 pub(crate) mod contract;
 pub(crate) mod fast;
+pub(crate) mod scalar;
 pub(crate) mod schema;
 pub(crate) mod walk;
 

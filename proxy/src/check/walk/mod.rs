@@ -15,10 +15,11 @@
 use std::{borrow::Cow, fmt};
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
-use serde_json::{Number, Value, value::RawValue};
+use serde_json::{Value, value::RawValue};
 
 use super::{
     compiled::{OneOf, SchemaId, Schemas, Ty},
+    scalar::Scalar,
     schema::{Finding, MAX_FINDINGS, quote, quote_raw, quote_str, same, segment},
 };
 use crate::conformance::json::{self, JsonOut};
@@ -42,14 +43,6 @@ pub(crate) struct Walker<'s> {
 #[derive(Debug, Default)]
 pub(crate) struct Top {
     pub code: Option<Value>,
-}
-
-/// A scalar as the parser met it.
-enum Scalar<'v> {
-    Null,
-    Bool(bool),
-    Number(Number),
-    Text(&'v str),
 }
 
 impl Scalar<'_> {
@@ -331,14 +324,7 @@ impl<'s> Walker<'s> {
             }
             return;
         }
-        let fits = match (node.ty, value) {
-            (None | Some(Ty::Other), _) => true,
-            (Some(Ty::String), Scalar::Text(_)) | (Some(Ty::Boolean), Scalar::Bool(_)) => true,
-            (Some(Ty::Number), Scalar::Number(_)) => true,
-            (Some(Ty::Integer), Scalar::Number(n)) => n.is_i64() || n.is_u64(),
-            _ => false,
-        };
-        if !fits {
+        if !value.fits(node.ty) {
             let actual = value.quote(at);
             self.push(at, "type", node.expected.clone(), actual);
             return;

@@ -2,12 +2,13 @@
 //! lists and objects walked item by item, a value whose schema has a `oneOf` or an
 //! `enum` taken as its text for [`Walker::raw`].
 
-use std::{borrow::Cow, fmt};
+use std::borrow::Cow;
 
 use serde::de::{self, Deserialize, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Number, value::RawValue};
 
 use super::{MAX_DEPTH, Scalar, Top, Walker, depth_error};
+use crate::check::scalar::visit_scalars;
 use crate::{
     check::{
         compiled::{Additional, SchemaId, Ty},
@@ -79,38 +80,11 @@ impl<'de> DeserializeSeed<'de> for Seed<'_, '_> {
 impl<'de> Visitor<'de> for Seed<'_, '_> {
     type Value = ();
 
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_unit<E>(self) -> Result<(), E> {
-        self.scalar(Scalar::Null);
-        Ok(())
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<(), E> {
-        self.scalar(Scalar::Bool(v));
-        Ok(())
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<(), E> {
-        self.scalar(Scalar::Number(v.into()));
-        Ok(())
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<(), E> {
-        self.scalar(Scalar::Number(v.into()));
-        Ok(())
-    }
+    visit_scalars!();
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
         let n = Number::from_f64(v).ok_or_else(|| E::custom("a number JSON cannot hold"))?;
         self.scalar(Scalar::Number(n));
-        Ok(())
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<(), E> {
-        self.scalar(Scalar::Text(v));
         Ok(())
     }
 
