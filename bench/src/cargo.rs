@@ -14,6 +14,16 @@ use crate::progress::step;
 /// The benchmark binaries (the SDK's `benches/`).
 pub const BENCHES: [&str; 5] = ["overhead", "batch", "paging", "reply", "bulk"];
 
+/// The binaries the lab runs: package, binary and the features it needs. `bin` is
+/// licensing-sim's binary feature (no other package here has one of that name;
+/// `licensing-sim/bin` would name its dev-dependency on itself instead).
+const BINS: [(&str, &str, Option<&str>); 4] = [
+    ("licensing-sim", "licensing-sim", Some("bin")),
+    ("licensing-proxy", "licensing-proxy", None),
+    ("bench-load", "bench-load", None),
+    ("licensing-cli", "licensing", None),
+];
+
 /// Where cargo put what the benchmark runs.
 pub struct Binaries {
     pub target_dir: PathBuf,
@@ -30,8 +40,12 @@ pub struct Binaries {
 impl Binaries {
     /// Builds the simulator, the command line and the benchmarks in one cargo invocation (one feature set:
     /// every dependency compiled once) and reads their paths from cargo's JSON messages.
-    /// The full run builds with the `bench` profile (release), the smoke run debug
-    /// binaries.
+    /// The full run builds with the `bench` profile (release) and only the packages it
+    /// runs, so that no test's dev-dependency turns a feature on in what is measured. The
+    /// smoke run builds debug binaries with the whole workspace selected: the features
+    /// `cargo test --workspace` unifies, so that after the tests (as in CI) it reuses
+    /// every crate they compiled instead of compiling them all again under the
+    /// packages' own features.
     pub fn build(root: &Path, smoke: bool) -> Result<Self> {
         let target_dir = target_dir(root)?;
         let profile = if smoke { "dev" } else { "bench" };
@@ -44,29 +58,19 @@ impl Binaries {
             "--profile",
             profile,
             "--message-format=json-render-diagnostics",
-            "-p",
-            "licensing-sdk",
-            "-p",
-            "licensing-sim",
-            // licensing-sim's binary feature (no other package here has one of that name;
-            // `licensing-sim/bin` would name its dev-dependency on itself instead).
-            "--features",
-            "bin",
-            "--bin",
-            "licensing-sim",
-            "-p",
-            "licensing-proxy",
-            "--bin",
-            "licensing-proxy",
-            "-p",
-            "bench-load",
-            "--bin",
-            "bench-load",
-            "-p",
-            "licensing-cli",
-            "--bin",
-            "licensing",
         ];
+        if smoke {
+            args.push("--workspace");
+        } else {
+            args.extend(["-p", "licensing-sdk"]);
+        }
+        for (package, bin, features) in BINS {
+            if !smoke {
+                args.extend(["-p", package]);
+            }
+            args.extend(["--bin", bin]);
+            args.extend(features.into_iter().flat_map(|f| ["--features", f]));
+        }
         for bench in BENCHES {
             args.extend(["--bench", bench]);
         }

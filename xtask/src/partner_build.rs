@@ -155,25 +155,7 @@ pub fn measure(root: &Path, sim_exe: Option<&Path>, by: &str) -> Result<String> 
     let t = step("each hello world against licensing-sim");
     let sim_exe = match sim_exe {
         Some(exe) => exe.to_path_buf(),
-        None => {
-            let status = Command::new(env!("CARGO"))
-                .args([
-                    "build",
-                    "--quiet",
-                    "-p",
-                    "licensing-sim",
-                    "--features",
-                    "bin",
-                    "--bin",
-                    "licensing-sim",
-                ])
-                .current_dir(root)
-                .status()?;
-            if !status.success() {
-                bail!("building licensing-sim failed");
-            }
-            target.join("debug").join("licensing-sim")
-        }
+        None => licensing_clients::simulator::build_simulator(root)?,
     };
     for (side, result) in sides.iter().zip(&built) {
         let number = run_against_sim(&sim_exe, &result.exe)?;
