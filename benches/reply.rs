@@ -11,7 +11,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{Counting, Heap, Mode};
-use licensing_test_support::raw::RawServer;
+use licensing_test_support::{raw::RawServer, replies::assets_with_limits};
 use serde_json::json;
 
 #[global_allocator]
@@ -21,36 +21,13 @@ static ALLOCATOR: Counting = Counting;
 const VALUES: usize = 30_000_000;
 const SMOKE_VALUES: usize = 2_000_000;
 
-fn reply(values: usize) -> Vec<u8> {
-    let spec: serde_json::Value = serde_norway::from_str(
-        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/spec/order.yaml")).unwrap(),
-    )
-    .unwrap();
-    let mut asset = spec["components"]["schemas"]["VirtualAsset"]["example"].clone();
-    asset["assetLimits"] = json!("LIMITS");
-    let text = json!({"code": 0, "message": "success", "data": [asset]}).to_string();
-    let (before, after) = text.split_once("\"LIMITS\"").unwrap();
-    let mut body = Vec::with_capacity(text.len() + 2 * values);
-    body.extend_from_slice(before.as_bytes());
-    body.push(b'[');
-    for i in 0..values {
-        if i > 0 {
-            body.push(b',');
-        }
-        body.push(b'1');
-    }
-    body.push(b']');
-    body.extend_from_slice(after.as_bytes());
-    body
-}
-
 fn main() {
     let mode = Mode::from_args();
     let values = match mode {
         Mode::Bench => VALUES,
         Mode::Smoke => SMOKE_VALUES,
     };
-    let body = Arc::new(reply(values));
+    let body = Arc::new(assets_with_limits(values));
     let bytes = body.len();
     let url = RawServer::json(body).url;
     let rt = tokio::runtime::Builder::new_current_thread()

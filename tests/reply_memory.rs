@@ -9,6 +9,7 @@ use licensing_sdk::{Error, MAX_OPAQUE_VALUES, RetryPolicy, order};
 use licensing_test_support::{
     heap::{Counting, Heap},
     raw::RawServer,
+    replies::assets_with_limits,
 };
 
 #[global_allocator]
@@ -18,32 +19,6 @@ static ALLOCATOR: Counting = Counting;
 /// [`MAX_OPAQUE_VALUES`] allows (a `serde_json::Value` and its slot in a growing array, 64
 /// bytes at most) and the client's fixed costs.
 const ALLOWANCE: usize = MAX_OPAQUE_VALUES * 64 + 4 * 1024 * 1024;
-
-/// A `listVirtualAssets` success reply: the spec's example asset, its `assetLimits` holding
-/// `numbers` ones.
-fn reply(numbers: usize) -> Vec<u8> {
-    let spec: serde_json::Value = serde_norway::from_str(
-        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/spec/order.yaml")).unwrap(),
-    )
-    .unwrap();
-    let mut asset = spec["components"]["schemas"]["VirtualAsset"]["example"].clone();
-    asset["assetLimits"] = serde_json::json!("LIMITS");
-    let envelope = serde_json::json!({"code": 0, "message": "success", "data": [asset]});
-    let text = serde_json::to_string(&envelope).unwrap();
-    let (before, after) = text.split_once("\"LIMITS\"").unwrap();
-    let mut body = Vec::with_capacity(text.len() + 2 * numbers);
-    body.extend_from_slice(before.as_bytes());
-    body.push(b'[');
-    for i in 0..numbers {
-        if i > 0 {
-            body.push(b',');
-        }
-        body.push(b'1');
-    }
-    body.push(b']');
-    body.extend_from_slice(after.as_bytes());
-    body
-}
 
 /// One call's result and the client's peak heap growth during it.
 async fn call(url: &str) -> (Result<Vec<order::types::VirtualAsset>, Error>, usize) {
@@ -66,7 +41,7 @@ async fn measured(
     what: &str,
     values: usize,
 ) -> (Result<Vec<order::types::VirtualAsset>, Error>, usize, usize) {
-    let body = Arc::new(reply(values));
+    let body = Arc::new(assets_with_limits(values));
     let bytes = body.len();
     let url = RawServer::json(body).url;
     let (result, peak) = call(&url).await;

@@ -160,20 +160,28 @@ fn redacted(mut error: reqwest::Error) -> reqwest::Error {
     error
 }
 
+/// A generated client of either service: its hooks and its connection.
+trait Hooked:
+    ClientHooks<licensing_sdk::runtime::Runtime> + ClientInfo<licensing_sdk::runtime::Runtime> + Sync
+{
+}
+
+impl<C> Hooked for C where
+    C: ClientHooks<licensing_sdk::runtime::Runtime>
+        + ClientInfo<licensing_sdk::runtime::Runtime>
+        + Sync
+{
+}
+
 /// The raw request on `client`'s connection and base URL, sent through its hooks.
-async fn build_and_send<C>(
+async fn build_and_send<C: Hooked>(
     client: &C,
     method: reqwest::Method,
     path: &str,
     queries: &[(String, String)],
     body: Option<Vec<u8>>,
     info: &OperationInfo,
-) -> Result<reqwest::Response, CliError>
-where
-    C: ClientHooks<licensing_sdk::runtime::Runtime>
-        + ClientInfo<licensing_sdk::runtime::Runtime>
-        + Sync,
-{
+) -> Result<reqwest::Response, CliError> {
     let request = build(
         client.client(),
         client.baseurl(),
@@ -187,16 +195,11 @@ where
 
 /// Sends through the client's own hooks: the same credentials, `g_nonce`, origin check and
 /// reply bound as a generated call.
-async fn send<C>(
+async fn send<C: Hooked>(
     client: &C,
     mut request: reqwest::Request,
     info: &OperationInfo,
-) -> Result<reqwest::Response, CliError>
-where
-    C: ClientHooks<licensing_sdk::runtime::Runtime>
-        + ClientInfo<licensing_sdk::runtime::Runtime>
-        + Sync,
-{
+) -> Result<reqwest::Response, CliError> {
     client
         .pre::<()>(&mut request, info)
         .await

@@ -2,12 +2,10 @@
 //! each: what a spec adds becomes a flag, and what a flag cannot carry stops the build with
 //! one line naming the file and the operation.
 
-use licensing_codegen::{Service, cli};
+use licensing_codegen::cli;
 
-fn spec(name: &str) -> String {
-    let file = format!("{}/../spec/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file}: {e}"))
-}
+mod common;
+use common::{services, spec};
 
 /// The CLI's code for both services, `order` and `member` edited first.
 fn generate_with(
@@ -15,19 +13,7 @@ fn generate_with(
     member: impl Fn(String) -> String,
 ) -> Result<String, String> {
     let (order, member) = (order(spec("order")), member(spec("member")));
-    cli::generate(&[
-        Service {
-            name: "order",
-            file: "spec/order.yaml",
-            text: &order,
-        },
-        Service {
-            name: "member",
-            file: "spec/member.yaml",
-            text: &member,
-        },
-    ])
-    .map_err(|e| e.to_string())
+    cli::generate(&services(&order, &member)).map_err(|e| e.to_string())
 }
 
 fn same(s: String) -> String {

@@ -1,29 +1,15 @@
 //! The generator run on the real specs, and on copies with one deliberate mistake each:
 //! the build must stop with one line naming the file and the operation.
 
-use licensing_codegen::{Service, generate};
+use licensing_codegen::generate;
 
-fn spec(name: &str) -> String {
-    let file = format!("{}/../spec/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file}: {e}"))
-}
+mod common;
+use common::{services, spec};
 
 /// Generates both services, with `edit` applied to the member center's spec.
 fn generate_with(edit: impl Fn(String) -> String) -> Result<Vec<(String, String)>, String> {
     let (order, member) = (spec("order"), edit(spec("member")));
-    generate(&[
-        Service {
-            name: "order",
-            file: "spec/order.yaml",
-            text: &order,
-        },
-        Service {
-            name: "member",
-            file: "spec/member.yaml",
-            text: &member,
-        },
-    ])
-    .map_err(|e| e.to_string())
+    generate(&services(&order, &member)).map_err(|e| e.to_string())
 }
 
 /// Replaces exactly one occurrence, so a test cannot pass because its edit missed.

@@ -4,7 +4,7 @@
 //!
 //! The modules that need more than the standard library are behind features, so that a
 //! package builds only what its tests use: `pki` (rcgen), `servers` (tokio), `sdk` (the SDK
-//! without a TLS feature), `sim` (the simulator and reqwest, and the console's pages over
+//! without a TLS feature, and the spec's examples as replies), `sim` (the simulator and reqwest, and the console's pages over
 //! HTTP).
 
 pub mod architecture;
@@ -22,5 +22,7 @@ pub mod process;
 #[cfg(feature = "servers")]
 pub mod proxy;
 pub mod raw;
+#[cfg(feature = "sdk")]
+pub mod replies;
 #[cfg(feature = "sim")]
 pub mod sim;

@@ -224,19 +224,7 @@ fn damaged(path: &Path, line: usize, at: usize, why: &str) -> CliError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn run() -> Run {
-        Run {
-            input: "orders.jsonl".into(),
-            size: 10,
-            sha256: "00".into(),
-            format: "jsonl".into(),
-            channel_code: "CH01".into(),
-            sync_mode: "sync".into(),
-            order_id_prefix: "b".into(),
-            attempt: 1,
-        }
-    }
+    use crate::bulk::results::tests::run;
 
     fn header(records: Option<u64>) -> String {
         let line = serde_json::to_string(&Header {

@@ -338,7 +338,7 @@ fn write_error(path: &Path, e: &std::io::Error) -> CliError {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::bulk::{lock::lock, recover::read};
 
@@ -349,7 +349,8 @@ mod tests {
         }
     }
 
-    fn run() -> Run {
+    /// A run of ten orders, as the tests of the results and of their recovery write it.
+    pub(in crate::bulk) fn run() -> Run {
         Run {
             input: "orders.jsonl".into(),
             size: 10,

@@ -129,6 +129,19 @@ pub(super) fn no_such_member(enterprise: &str, member: &str) -> Failure {
     )
 }
 
+/// The employee `member` of `enterprise`, to change.
+fn member_mut<'s>(
+    state: &'s mut State,
+    enterprise: &str,
+    member: &str,
+) -> Result<&'s mut Member, Failure> {
+    state
+        .members
+        .get_mut(member)
+        .filter(|m| m.enterprise == enterprise)
+        .ok_or_else(|| no_such_member(enterprise, member))
+}
+
 /// The code `editMember` answers for a broken field rule. Its document row gives only
 /// "name too long" (`30002`) and "remark too long" (`30003`) of the add operation's field
 /// codes; every other rule (an empty or non-alphanumeric account, an empty name, a bad
@@ -158,13 +171,7 @@ pub(crate) fn edit_member(sim: &Db, call: &Call) -> Result<(), Failure> {
     check_fields(&body, &code).map_err(edit_code)?;
     let edit: m::EditMemberRequest =
         serde_json::from_value(Value::Object(body)).map_err(|e| empty(e.to_string()))?;
-    let Some(record) = state
-        .members
-        .get_mut(member)
-        .filter(|m| m.enterprise == enterprise)
-    else {
-        return Err(no_such_member(enterprise, member));
-    };
+    let record = member_mut(&mut state, enterprise, member)?;
     record.name = String::from(edit.name);
     if let Some(department) = edit.department_id {
         record.department = Some(department);
@@ -187,13 +194,7 @@ pub(crate) fn reset_member_password(sim: &Db, call: &Call) -> Result<(), Failure
         serde_json::from_value(Value::Object(body)).map_err(|e| empty(e.to_string()))?;
     let (enterprise, member) = (call.path("enterpriseGlobalId"), call.path("memberGlobalId"));
     let mut state = sim.state_mut();
-    let Some(record) = state
-        .members
-        .get_mut(member)
-        .filter(|m| m.enterprise == enterprise)
-    else {
-        return Err(no_such_member(enterprise, member));
-    };
+    let record = member_mut(&mut state, enterprise, member)?;
     record.password = String::from(reset.password);
     record.updated = sim.clock.now_ms();
     Ok(())
