@@ -8,16 +8,21 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-pub struct Options {
-    pub quick: bool,
-    pub build_cost: bool,
-    pub smoke: bool,
-    pub partner_build: bool,
-    /// The lab checks the section names.
-    pub only: Vec<String>,
-}
+/// The flag this job takes itself; every other argument is the lab's.
+const PARTNER_BUILD: &str = "--partner-build";
 
-pub fn run(root: &Path, options: &Options) -> Result<()> {
+pub fn run(root: &Path, mut args: Vec<String>) -> Result<()> {
+    let partner_build = args.iter().any(|a| a == PARTNER_BUILD);
+    args.retain(|a| a != PARTNER_BUILD);
+    let flag = |name: &str| {
+        args.iter()
+            .any(|a| a == name || a.strip_prefix(name).is_some_and(|r| r.starts_with('=')))
+    };
+    if partner_build && flag("--smoke") {
+        bail!("{PARTNER_BUILD} measures two cold builds, which --smoke does not run");
+    }
+    // A partial run's report never goes to BENCHMARKS.md, nor does the partner build.
+    let partner_build = partner_build && !flag("--only");
     let mut lab = Command::new(env!("CARGO"));
     lab.args([
         "run",
@@ -27,27 +32,15 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         "--",
         "run",
     ])
+    .args(&args)
     .current_dir(root);
-    for (on, flag) in [
-        (options.quick, "--quick"),
-        (options.build_cost, "--build-cost"),
-        (options.smoke, "--smoke"),
-    ] {
-        if on {
-            lab.arg(flag);
-        }
-    }
-    if !options.only.is_empty() {
-        lab.arg("--only").arg(options.only.join(","));
-    }
     let status = lab
         .status()
         .context("running the benchmark lab (cargo run -p licensing-bench)")?;
     if !status.success() {
         bail!("the benchmark lab failed ({status})");
     }
-    // A partial run's report never goes to BENCHMARKS.md, nor does the partner build.
-    if options.partner_build && options.only.is_empty() {
+    if partner_build {
         let section =
             crate::partner_build::measure(root, None, "cargo xtask bench --partner-build")?;
         let path = root.join("BENCHMARKS.md");

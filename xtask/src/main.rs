@@ -42,8 +42,11 @@
 //! * `api-surface JSON OUT`: a crate's public API, one item a line, from its rustdoc
 //!   JSON; `.ci/semver.sh` compares it with `.ci/api/` before it runs cargo-semver-checks
 //!   (see `api.rs`).
+//! * `api-inputs`: the digest of what those listings are made of, recorded beside them, so
+//!   that `.ci/semver.sh` skips even the rustdoc JSON while it matches (`api_inputs.rs`).
 
 mod api;
+mod api_inputs;
 mod bench;
 mod clients;
 mod console;
@@ -86,28 +89,15 @@ enum Command {
         /// Output directory; DIR/valid must not exist yet.
         dir: PathBuf,
     },
-    /// Run every benchmark comparison and write BENCHMARKS.md (the lab in bench/).
+    /// Run every benchmark comparison and write BENCHMARKS.md: the lab in bench/ (`cargo
+    /// run -p licensing-bench -- run`), given these arguments as they are, so its own
+    /// `--help` lists them (`--quick`, `--build-cost`, `--smoke`, `--only SECTIONS`); and
+    /// `--partner-build`, this job's own: a partner's first build measured after a full
+    /// run (two cold builds, minutes on two cores).
+    #[command(disable_help_flag = true)]
     Bench {
-        /// Short load phases: to try the pipeline, not to publish numbers.
-        #[arg(long)]
-        quick: bool,
-        /// Also time the debug builds: a clean build of the crate, and its rebuild after
-        /// touching a spec (a second full build, minutes on two cores).
-        #[arg(long)]
-        build_cost: bool,
-        /// Only check the set-up: debug builds, every path once at its smallest size, no
-        /// Prism, no oha, no timing, nothing written outside the target directory.
-        #[arg(long)]
-        smoke: bool,
-        /// Also measure a partner's first build (what `partner-build` does) in this run:
-        /// two cold builds, minutes on two cores.
-        #[arg(long, conflicts_with = "smoke")]
-        partner_build: bool,
-        /// Only these sections (comma-separated: overhead, throughput, batch, paging,
-        /// reply, bulk, proxy, seed, build), to work on one; the report goes to the terminal and
-        /// `target/bench-only.md`, never to BENCHMARKS.md.
-        #[arg(long, value_delimiter = ',')]
-        only: Vec<String>,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
     },
     /// Generate the TypeScript and Python clients of spec/*.yaml into the target directory.
     Clients {
@@ -116,20 +106,7 @@ enum Command {
         test: bool,
     },
     /// Build the packages for pip and npm (and their binaries) into target/dist/.
-    Dist {
-        /// Also install each in a fresh environment without a Rust toolchain on PATH and
-        /// run its example suite and lifecycle checks.
-        #[arg(long)]
-        check: bool,
-        /// Link the binaries with zig against glibc 2.17 (a manylinux2014 wheel; a release
-        /// build of its own).
-        #[arg(long)]
-        zig: bool,
-        /// Take licensing-sim, licensing-proxy and licensing from DIR instead of building
-        /// them in release (CI's check of the packages on its test build's binaries).
-        #[arg(long, value_name = "DIR", conflicts_with = "zig")]
-        binaries: Option<PathBuf>,
-    },
+    Dist(licensing_clients::dist::Options),
     /// Render the API reference pages of spec/*.yaml into the target directory.
     Docs {
         /// Also check the rendered pages in headless Chromium and save screenshots.
@@ -182,6 +159,9 @@ enum Command {
         #[arg(long)]
         consumers: Option<String>,
     },
+    /// Print the digest of what the public API listings of licensing-sdk and
+    /// licensing-sim are made of, which `.ci/semver.sh` records beside them.
+    ApiInputs,
     /// Write a crate's public API (one item a line, blanket impls left out) from its
     /// rustdoc JSON to OUT, for `.ci/semver.sh`.
     ApiSurface {
@@ -210,39 +190,11 @@ fn main() -> ExitCode {
         Command::ExportSchemas { check: false } => export::write(&root).map(|()| true),
         Command::ExportSchemas { check: true } => export::check(&root),
         Command::ExportSamples { dir } => samples::export(&root, &dir).map(|()| true),
-        Command::Bench {
-            quick,
-            build_cost,
-            smoke,
-            partner_build,
-            only,
-        } => bench::run(
-            &root,
-            &bench::Options {
-                quick,
-                build_cost,
-                smoke,
-                partner_build,
-                only,
-            },
-        )
-        .map(|()| true),
+        Command::Bench { args } => bench::run(&root, args).map(|()| true),
         Command::Clients { test } => {
             clients::run_all(&root, &clients::Options { test }).map(|()| true)
         }
-        Command::Dist {
-            check,
-            zig,
-            binaries,
-        } => licensing_clients::dist::run_all(
-            &root,
-            &licensing_clients::dist::Options {
-                check,
-                zig,
-                binaries,
-            },
-        )
-        .map(|()| true),
+        Command::Dist(options) => licensing_clients::dist::run_all(&root, &options).map(|()| true),
         Command::Docs { check } => docs::run_all(&root, check).map(|()| true),
         Command::Console {
             browser,
@@ -255,6 +207,10 @@ fn main() -> ExitCode {
             stale,
             consumers,
         } => corpus(&root, only.as_deref(), stale, consumers.as_deref()),
+        Command::ApiInputs => api_inputs::digest(&root).map(|d| {
+            println!("{d}");
+            true
+        }),
         Command::ApiSurface { json, out } => api::surface(&json, &out).map(|()| true),
     };
     match outcome {
@@ -307,4 +263,31 @@ fn corpus(
         command.args(["--consumers", consumers]);
     }
     Ok(command.status()?.success())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cargo xtask bench` hands every argument to the lab as written, `--help` included,
+    /// so that the lab's flags are documented once, by the lab.
+    #[test]
+    fn bench_passes_its_arguments_on() {
+        let parsed = |args: &[&str]| match Cli::try_parse_from(args).map(|c| c.command) {
+            Ok(Command::Bench { args }) => args,
+            _ => panic!("{args:?} did not parse as the bench alias"),
+        };
+        let lab = [
+            "--smoke",
+            "--only",
+            "seed,paging",
+            "--partner-build",
+            "--help",
+        ];
+        assert_eq!(
+            parsed(&[["cargo xtask", "bench"].as_slice(), &lab].concat()),
+            lab
+        );
+        assert!(parsed(&["cargo xtask", "bench"]).is_empty());
+    }
 }

@@ -26,18 +26,7 @@ struct Cli {
 enum Command {
     /// Build the packages for other languages' package managers into target/dist/ (what
     /// `cargo xtask dist` runs).
-    Dist {
-        /// Also install each without a Rust toolchain on PATH and run its example suite.
-        #[arg(long)]
-        check: bool,
-        /// Link the binaries with zig against glibc 2.17 (a manylinux2014 wheel).
-        #[arg(long)]
-        zig: bool,
-        /// Take licensing-sim, licensing-proxy and licensing from DIR instead of building
-        /// them in release (CI's check of the packages on its test build's binaries).
-        #[arg(long, value_name = "DIR", conflicts_with = "zig")]
-        binaries: Option<std::path::PathBuf>,
-    },
+    Dist(licensing_clients::dist::Options),
 }
 
 fn main() -> ExitCode {
@@ -47,18 +36,7 @@ fn main() -> ExitCode {
         .and_then(Path::parent)
         .expect("clients/driver lives two levels below the repository's root");
     let outcome = match cli.command {
-        Some(Command::Dist {
-            check,
-            zig,
-            binaries,
-        }) => licensing_clients::dist::run_all(
-            root,
-            &licensing_clients::dist::Options {
-                check,
-                zig,
-                binaries,
-            },
-        ),
+        Some(Command::Dist(options)) => licensing_clients::dist::run_all(root, &options),
         None => licensing_clients::run(root, &licensing_clients::Options { test: cli.test }),
     };
     match outcome {

@@ -22,9 +22,8 @@ pub fn done(started: Instant) {
     eprintln!("    ({:.1} s)", started.elapsed().as_secs_f64());
 }
 
-/// Cargo's target directory (`CARGO_TARGET_DIR` included), where every tool and output
-/// goes: it is git-ignored and shared with the rest of the build.
-pub fn target_dir(root: &Path) -> Result<PathBuf> {
+/// The workspace's packages and target directory, from `cargo metadata --no-deps`.
+pub fn metadata(root: &Path) -> Result<Value> {
     let output = Command::new(env!("CARGO"))
         .args(["metadata", "--format-version", "1", "--no-deps"])
         .current_dir(root)
@@ -36,7 +35,13 @@ pub fn target_dir(root: &Path) -> Result<PathBuf> {
             String::from_utf8_lossy(&output.stderr)
         );
     }
-    let meta: Value = serde_json::from_slice(&output.stdout)?;
+    Ok(serde_json::from_slice(&output.stdout)?)
+}
+
+/// Cargo's target directory (`CARGO_TARGET_DIR` included), where every tool and output
+/// goes: it is git-ignored and shared with the rest of the build.
+pub fn target_dir(root: &Path) -> Result<PathBuf> {
+    let meta = metadata(root)?;
     Ok(PathBuf::from(
         meta["target_directory"]
             .as_str()

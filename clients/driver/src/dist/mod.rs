@@ -30,21 +30,26 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use serde_json::Value;
 
 use crate::toolchain::{self, done, run, step};
 
-/// What a run does besides building.
-#[derive(Debug, Clone, Default)]
+/// What a run does besides building: the flags of `licensing-clients dist` and of
+/// `cargo xtask dist`, which both take this.
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct Options {
-    /// Install each package without a Rust toolchain on PATH and run its example suite.
+    /// Also install each package in a fresh environment without a Rust toolchain on PATH
+    /// and run its example suite and lifecycle checks.
+    #[arg(long)]
     pub check: bool,
-    /// Link the binaries with zig against glibc 2.17's symbols (manylinux2014) instead of
-    /// this machine's linker and glibc: a build of its own, in `<target>/ZIG_TARGET`.
+    /// Link the binaries with zig against glibc 2.17's symbols (a manylinux2014 wheel)
+    /// instead of this machine's linker and glibc: a release build of its own, in
+    /// `<target>/ZIG_TARGET`.
+    #[arg(long)]
     pub zig: bool,
-    /// Take the three programs from this directory, as another job built them (CI's
-    /// test build, the benchmark's), instead of building them in release: packages to
-    /// check or measure, not to publish.
+    /// Take licensing-sim, licensing-proxy and licensing from DIR, as another job built
+    /// them (CI's test build, the benchmark's), instead of building them in release:
+    /// packages to check or measure, not to publish.
+    #[arg(long, value_name = "DIR", conflicts_with = "zig")]
     pub binaries: Option<PathBuf>,
 }
 
@@ -104,18 +109,7 @@ pub fn run_all(root: &Path, options: &Options) -> Result<()> {
 
 /// The target directory and the SDK's version, from `cargo metadata`.
 fn metadata(root: &Path) -> Result<(PathBuf, String)> {
-    let output = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--no-deps", "--locked"])
-        .current_dir(root)
-        .output()
-        .context("running cargo metadata")?;
-    if !output.status.success() {
-        bail!(
-            "cargo metadata failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let meta: Value = serde_json::from_slice(&output.stdout)?;
+    let meta = toolchain::metadata(root)?;
     let target = meta["target_directory"]
         .as_str()
         .context("cargo metadata without target_directory")?;
