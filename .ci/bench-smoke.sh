@@ -2,7 +2,8 @@
 # The benchmark's set-up where cargo is told to build elsewhere: `cargo xtask bench
 # --smoke` (the lab in bench/) with CARGO_TARGET_DIR set to a directory other than
 # target/ (the caller's, or a fresh one). It builds the simulator and the benchmarks
-# (debug), finds every binary through cargo's JSON messages and `cargo metadata`, starts
+# (debug, the whole workspace selected, so with the features `cargo test --workspace`
+# unifies: after CI's tests in the same directory nothing is compiled again), finds every binary through cargo's JSON messages and `cargo metadata`, starts
 # licensing-sim and the bare servers, runs each path once at its smallest size (SDK
 # overhead, throughput load, batch client side, simulator side and round trip, paging,
 # the hostile reply, bulk submit, the proxy, the seeds), checks the results, writes their

@@ -14,6 +14,16 @@
 # diff is the API's); without `--record` a pass with a stale record warns, naming that
 # command.
 #
+# The listings themselves cost the rustdoc JSON of the workspace (most of this step's
+# time), so the record also keeps a digest of everything they are made of (`cargo xtask
+# api-inputs`, xtask/src/api_inputs.rs: the toolchain, Cargo.lock and the members'
+# manifests, this script and the listing code, and every file the two crates and the
+# workspace packages they build on ship). While it matches, nothing is documented: the
+# listings would be the recorded ones. When it does not and the listings are unchanged,
+# `--record` writes the new digest without building the tool. xtask's tests change each
+# kind of input and check that the digest moves (and that it does not for a file the
+# crates do not ship).
+#
 # cargo-semver-checks reads rustdoc's JSON output (unstable, enabled on the stable toolchain
 # with RUSTC_BOOTSTRAP=1, as cargo-semver-checks does itself). Both sides are documented
 # here with the workspace's features unified as clippy and the docs unify them (`--workspace
@@ -56,6 +66,36 @@ rm -rf "$work"
 mkdir -p "$work/baseline-src" "$work/baseline" "$work/current"
 git archive "$baseline" | tar -x -C "$work/baseline-src"
 
+# The listings are made by the main target directory's xtask (outside the lane's
+# RUSTC_BOOTSTRAP). In CI's lane CARGO_TARGET_DIR is the check directory, `<main>-check`.
+main_target=${SEMVER_MAIN_TARGET_DIR:-}
+if [[ -z $main_target && ${CARGO_TARGET_DIR:-} == *-check ]]; then
+    main_target=${CARGO_TARGET_DIR%-check}
+fi
+main_target=${main_target:-$PWD/target}
+xtask() { env -u RUSTC_BOOTSTRAP CARGO_TARGET_DIR="$main_target" cargo xtask "$@"; }
+
+inputs=$(xtask api-inputs)
+says() { printf 'baseline = %s\ncargo-semver-checks = %s\n' "$baseline" "$version"; }
+recorded=$(grep -E '^(baseline|cargo-semver-checks) = ' .ci/api/checked 2>/dev/null || true)
+recorded_inputs=$(sed -n 's/^inputs = //p' .ci/api/checked 2>/dev/null || true)
+if [[ $recorded == "$(says)" && $recorded_inputs == "$inputs" ]]; then
+    echo "semver.sh: nothing the public API listings are made of changed since cargo-semver-checks $version passed them against $(git log -1 --format=%h "$baseline") (.ci/api/checked: inputs = $inputs), so they are not made again, nor the check run; in $((SECONDS - started)) s" >&2
+    exit 0
+fi
+write_record() {
+    mkdir -p .ci/api
+    cp "$work/current/licensing_sdk.txt" "$work/current/licensing_sim.txt" .ci/api/
+    {
+        echo "# Written by \`bash .ci/semver.sh --record\` after cargo-semver-checks passed the API in"
+        echo "# licensing_sdk.txt and licensing_sim.txt against this baseline (see .ci/semver.sh);"
+        echo "# inputs: the digest of what those listings are made of (cargo xtask api-inputs)."
+        says
+        echo "inputs = $inputs"
+    } >.ci/api/checked
+    echo "semver.sh: recorded in .ci/api/ (commit it with the change)" >&2
+}
+
 # rustdoc's JSON of the workspace at DIR, the two checked crates' copied to OUT.
 document() {
     local dir=$1 out=$2
@@ -66,24 +106,21 @@ document() {
 }
 document . "$work/current"
 
-# The listings, by the main target directory's xtask (outside the lane's RUSTC_BOOTSTRAP).
-# In CI's lane CARGO_TARGET_DIR is the check directory, `<main>-check`.
-main_target=${SEMVER_MAIN_TARGET_DIR:-}
-if [[ -z $main_target && ${CARGO_TARGET_DIR:-} == *-check ]]; then
-    main_target=${CARGO_TARGET_DIR%-check}
-fi
-main_target=${main_target:-$PWD/target}
+# The listings.
 for crate in licensing_sdk licensing_sim; do
-    env -u RUSTC_BOOTSTRAP CARGO_TARGET_DIR="$main_target" cargo xtask api-surface \
-        "$work/current/$crate.json" "$work/current/$crate.txt"
+    xtask api-surface "$work/current/$crate.json" "$work/current/$crate.txt"
 done
-record_says() { printf 'baseline = %s\ncargo-semver-checks = %s\n' "$baseline" "$version"; }
 unchanged=yes
 for crate in licensing_sdk licensing_sim; do
     cmp -s "$work/current/$crate.txt" ".ci/api/$crate.txt" || unchanged=no
 done
-if [[ $unchanged == yes && $(grep -v '^#' .ci/api/checked 2>/dev/null) == "$(record_says)" ]]; then
+if [[ $unchanged == yes && $recorded == "$(says)" ]]; then
     echo "semver.sh: the public API of licensing-sdk and licensing-sim is the one cargo-semver-checks $version passed against $(git log -1 --format=%h "$baseline") (.ci/api/), so the check is not run again; in $((SECONDS - started)) s" >&2
+    if [[ $record == yes ]]; then
+        write_record
+    else
+        echo "semver.sh: WARNING: what the listings are made of changed (inputs = $inputs, not the recorded $recorded_inputs); \`bash .ci/semver.sh --record\` and a commit of .ci/api/checked spare the next run the documentation" >&2
+    fi
     exit 0
 fi
 if [[ $unchanged == no ]]; then
@@ -123,14 +160,7 @@ done
 ((status == 0)) ||
     fail "a breaking change against the last released API (above): bump the version in Cargo.toml and say it in CHANGELOG.md"
 if [[ $record == yes ]]; then
-    mkdir -p .ci/api
-    cp "$work/current/licensing_sdk.txt" "$work/current/licensing_sim.txt" .ci/api/
-    {
-        echo "# Written by \`bash .ci/semver.sh --record\` after cargo-semver-checks passed the API in"
-        echo "# licensing_sdk.txt and licensing_sim.txt against this baseline (see .ci/semver.sh)."
-        record_says
-    } >.ci/api/checked
-    echo "semver.sh: recorded in .ci/api/ (commit it with the change)" >&2
+    write_record
 else
     # Not a failure: the API is sound. But until the record is committed every run builds
     # and runs the tool again, which the step's time shows.
