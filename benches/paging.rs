@@ -54,14 +54,7 @@ fn enterprise(k: usize, n: usize) -> Value {
 
 fn main() {
     let mode = Mode::from_args();
-    let rt = match mode {
-        Mode::Bench => tokio::runtime::Builder::new_current_thread(),
-        Mode::Smoke => tokio::runtime::Builder::new_multi_thread(),
-    }
-    .enable_all()
-    .build()
-    .unwrap();
-    let out = rt.block_on(run(mode));
+    let out = mode.runtime().block_on(run(mode));
     println!("{out}");
 }
 

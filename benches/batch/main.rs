@@ -73,16 +73,7 @@ fn main() {
         return wire::bare_server();
     }
     let mode = Mode::from_args();
-    let rt = match mode {
-        // The client measured on one thread, as a caller's task runs.
-        Mode::Bench => tokio::runtime::Builder::new_current_thread(),
-        // The in-process simulator needs threads of its own.
-        Mode::Smoke => tokio::runtime::Builder::new_multi_thread(),
-    }
-    .enable_all()
-    .build()
-    .unwrap();
-    let out = rt.block_on(run(mode));
+    let out = mode.runtime().block_on(run(mode));
     println!("{out}");
 }
 

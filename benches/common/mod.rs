@@ -26,6 +26,18 @@ impl Mode {
             Self::Smoke
         }
     }
+
+    /// The runtime of a benchmark whose client is measured: one thread, as a caller's
+    /// task runs; the correctness run's in-process simulator needs threads of its own.
+    pub fn runtime(self) -> tokio::runtime::Runtime {
+        match self {
+            Self::Bench => tokio::runtime::Builder::new_current_thread(),
+            Self::Smoke => tokio::runtime::Builder::new_multi_thread(),
+        }
+        .enable_all()
+        .build()
+        .unwrap()
+    }
 }
 
 pub fn median(mut v: Vec<f64>) -> f64 {

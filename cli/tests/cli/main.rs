@@ -8,6 +8,8 @@ mod commands;
 mod common;
 mod config;
 mod exactly_once;
+#[path = "../common/sim.rs"]
+mod sim;
 mod tenant;
 mod torn;
 
@@ -18,6 +20,7 @@ use std::{
 };
 
 use licensing_sim::Simulator;
+pub use sim::Sim;
 
 /// Sends `signal` (a `libc::SIG…` number) to `child`, through rustix's safe call; a child
 /// that has already exited is left alone.
@@ -40,12 +43,6 @@ pub const ALLOCATE_ONE: [&str; 6] = [
 ];
 
 /// A simulator seeded with the demo seed, on a runtime of its own, and a config directory.
-pub struct Sim {
-    pub rt: tokio::runtime::Runtime,
-    pub sim: Simulator,
-    pub dir: tempfile::TempDir,
-}
-
 impl Sim {
     pub fn start() -> Self {
         Self::start_with(|builder| builder)
@@ -133,12 +130,7 @@ impl Sim {
 
     /// The operationIds the services were asked, oldest first.
     pub fn journal(&self) -> Vec<String> {
-        let page = self
-            .rt
-            .block_on(self.sim.admin().list_journal().send())
-            .unwrap()
-            .into_inner();
-        page.entries
+        self.journal_entries()
             .into_iter()
             .filter_map(|e| e.operation)
             .collect()

@@ -10,20 +10,17 @@ mod kill;
 #[cfg(target_os = "linux")]
 mod memory;
 mod runs;
+#[path = "../common/sim.rs"]
+mod sim;
 
 use std::{path::PathBuf, process::Stdio};
 
 use licensing_sim::{Simulator, admin};
 use serde_json::{Value, json};
+pub use sim::Sim;
 
 /// A demo-seeded simulator whose clock stands still (so that a write set back leaves the
 /// times as they were), on a runtime of its own, and a directory for the run's files.
-pub struct Sim {
-    pub rt: tokio::runtime::Runtime,
-    pub sim: Simulator,
-    pub dir: tempfile::TempDir,
-}
-
 impl Sim {
     pub fn start() -> Self {
         let rt = common::runtime();
@@ -80,12 +77,7 @@ impl Sim {
 
     /// The journal's entries, oldest first.
     pub fn journal(&self) -> Vec<Value> {
-        let page = self
-            .rt
-            .block_on(self.sim.admin().list_journal().send())
-            .unwrap()
-            .into_inner();
-        page.entries
+        self.journal_entries()
             .iter()
             .map(|e| serde_json::to_value(e).unwrap())
             .collect()

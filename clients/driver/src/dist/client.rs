@@ -135,18 +135,7 @@ fn npm_package(root: &Path, release: &Release, generated: &Path) -> Result<PathB
     run(Command::new(modules.join(".bin").join("tsc"))
         .args(["--project", "."])
         .current_dir(&staged))?;
-    let tarball = release
-        .dist
-        .join(format!("licensing-client-{}.tgz", release.version));
-    toolchain::remove(&tarball)?;
-    run(Command::new("npm")
-        .args(["pack", "--silent", "--pack-destination"])
-        .arg(&release.dist)
-        .current_dir(&staged))?;
-    if !tarball.exists() {
-        bail!("npm pack wrote no {}", tarball.display());
-    }
-    Ok(tarball)
+    super::npm_pack(release, &staged, "licensing-client")
 }
 
 /// The Python client in a fresh venv (`--no-index`, from target/dist and its wheelhouse
@@ -161,14 +150,7 @@ pub fn check(
     sandbox_tarballs: &[PathBuf],
 ) -> Result<Vec<String>> {
     let t = step("the client packages in a fresh venv and npm project, no Rust toolchain on PATH");
-    let dir = release.dist.join("check").join("client");
-    toolchain::remove(&dir)?;
-    fs::create_dir_all(&dir)?;
-
-    let venv = dir.join("venv");
-    run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-    let bin = venv.join("bin");
-    let path = path_without_rust(&bin)?;
+    let (dir, bin, path) = super::fresh_venv(release, "client")?;
     let pip_seconds = timed(
         pip_install(&bin.join("python"), &path)
             .args(["--no-index", "--find-links"])

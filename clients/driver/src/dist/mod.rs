@@ -227,6 +227,35 @@ pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `npm pack` of the package staged in `staged` into `release.dist`, as
+/// `{name}-{version}.tgz`; returns the tarball.
+pub(crate) fn npm_pack(release: &Release, staged: &Path, name: &str) -> Result<PathBuf> {
+    let tarball = release.dist.join(format!("{name}-{}.tgz", release.version));
+    toolchain::remove(&tarball)?;
+    run(Command::new("npm")
+        .args(["pack", "--silent", "--pack-destination"])
+        .arg(&release.dist)
+        .current_dir(staged))?;
+    if !tarball.exists() {
+        bail!("npm pack wrote no {}", tarball.display());
+    }
+    Ok(tarball)
+}
+
+/// A fresh directory `release.dist/check/{name}` holding a venv (`venv/`): returns the
+/// directory, the venv's `bin` and a `PATH` of it without a Rust toolchain
+/// ([`path_without_rust`]).
+pub(crate) fn fresh_venv(release: &Release, name: &str) -> Result<(PathBuf, PathBuf, OsString)> {
+    let dir = release.dist.join("check").join(name);
+    toolchain::remove(&dir)?;
+    fs::create_dir_all(&dir)?;
+    let venv = dir.join("venv");
+    run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+    let bin = venv.join("bin");
+    let path = path_without_rust(&bin)?;
+    Ok((dir, bin, path))
+}
+
 /// A `PATH` of the system's own directories and `first`, checked to hold neither `cargo`
 /// nor `rustc`: what a partner without a Rust toolchain has.
 pub(crate) fn path_without_rust(first: &Path) -> Result<OsString> {

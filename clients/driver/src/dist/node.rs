@@ -5,7 +5,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -42,17 +41,7 @@ pub fn pack(root: &Path, release: &Release) -> Result<Vec<PathBuf>> {
                 fs::copy(path, bin.join(name))?;
             }
         }
-        let tarball = release
-            .dist
-            .join(format!("{package}-{}.tgz", release.version));
-        toolchain::remove(&tarball)?;
-        run(Command::new("npm")
-            .args(["pack", "--silent", "--pack-destination"])
-            .arg(&release.dist)
-            .current_dir(&staged))?;
-        if !tarball.exists() {
-            bail!("npm pack wrote no {}", tarball.display());
-        }
+        let tarball = super::npm_pack(release, &staged, package)?;
         eprintln!("{}: {}", tarball.display(), mib(file_size(&tarball)?));
         tarballs.push(tarball);
     }

@@ -8,9 +8,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use super::{
-    Release, clean_command, copy_tree, file_size, mib, path_without_rust, pip_install, timed,
-};
+use super::{Release, clean_command, copy_tree, file_size, mib, pip_install, timed};
 use crate::toolchain::{self, done, run, step};
 
 /// The wheel's sources, relative to the repository root.
@@ -98,13 +96,7 @@ pub fn check(
     clients: &super::client::Clients,
 ) -> Result<Vec<String>> {
     let t = step("Python: the wheel in a fresh venv, no Rust toolchain on PATH");
-    let dir = release.dist.join("check").join("python");
-    toolchain::remove(&dir)?;
-    fs::create_dir_all(&dir)?;
-    let venv = dir.join("venv");
-    run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-    let bin = venv.join("bin");
-    let path = path_without_rust(&bin)?;
+    let (dir, bin, path) = super::fresh_venv(release, "python")?;
     let python = bin.join("python");
     let pip = |args: &[&str]| {
         let mut command = pip_install(&python, &path);
