@@ -69,11 +69,19 @@ fn entry(x: &Shown) -> Value {
     })
 }
 
-/// A time as RFC 3339 in UTC, to the millisecond (a time before 1970 as the epoch, as
-/// a recording never holds one).
+/// A time as RFC 3339 in UTC, to the millisecond (a time before 1970 as the epoch, as a
+/// recording never holds one; one past chrono's years as the last it can show, where
+/// `From<SystemTime>` would panic).
 pub fn rfc3339(time: SystemTime) -> String {
-    let time = time.max(UNIX_EPOCH);
-    DateTime::<Utc>::from(time).to_rfc3339_opts(SecondsFormat::Millis, true)
+    let ms = time
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    i64::try_from(ms)
+        .ok()
+        .and_then(DateTime::from_timestamp_millis)
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+        .to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 #[cfg(test)]
@@ -88,5 +96,8 @@ mod tests {
         assert_eq!(rfc3339(t), "2026-01-01T00:00:00.123Z");
         let leap = UNIX_EPOCH + Duration::from_secs(951_825_600);
         assert_eq!(rfc3339(leap), "2000-02-29T12:00:00.000Z");
+        // Far past what a clock reads: shown as chrono's last instant, not a panic.
+        let far = UNIX_EPOCH + Duration::from_secs(u64::MAX / 2);
+        assert!(rfc3339(far).starts_with("+262142-12-31T23:59:59"));
     }
 }
