@@ -44,14 +44,19 @@
 //!   (see `api.rs`).
 //! * `api-inputs`: the digest of what those listings are made of, recorded beside them, so
 //!   that `.ci/semver.sh` skips even the rustdoc JSON while it matches (`api_inputs.rs`).
+//! * `ci-step NAME [--record] [--always] [--explain] -- COMMAND...`: one of `.ci/run`'s
+//!   keyed steps, run only when the digest of its inputs differs from the one recorded in
+//!   `.ci/checked/NAME` by a passing run (`ci_step.rs`, `inputs.rs`).
 
 mod api;
 mod api_inputs;
 mod bench;
+mod ci_step;
 mod clients;
 mod console;
 mod docs;
 mod export;
+mod inputs;
 mod ops;
 mod partner_build;
 mod samples;
@@ -162,6 +167,24 @@ enum Command {
     /// Print the digest of what the public API listings of licensing-sdk and
     /// licensing-sim are made of, which `.ci/semver.sh` records beside them.
     ApiInputs,
+    /// Run one of .ci/run's keyed steps: COMMAND, unless the digest of the step's inputs
+    /// is the one .ci/checked/NAME records of a passing run.
+    CiStep {
+        /// The step (its inputs are listed in xtask/src/ci_step.rs).
+        name: String,
+        /// When the command passes, write the digest to .ci/checked/NAME.
+        #[arg(long)]
+        record: bool,
+        /// Run the command whatever the record says.
+        #[arg(long)]
+        always: bool,
+        /// Print each input with its own digest instead of running anything.
+        #[arg(long)]
+        explain: bool,
+        /// The step's command.
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
     /// Write a crate's public API (one item a line, blanket impls left out) from its
     /// rustdoc JSON to OUT, for `.ci/semver.sh`.
     ApiSurface {
@@ -210,6 +233,22 @@ fn main() -> ExitCode {
         Command::ApiInputs => api_inputs::digest(&root).map(|d| {
             println!("{d}");
             true
+        }),
+        Command::CiStep {
+            name,
+            explain: true,
+            ..
+        } => ci_step::explain(&root, &name).map(|()| true),
+        Command::CiStep {
+            name,
+            record,
+            always,
+            command,
+            ..
+        } => ci_step::step(&name).and_then(|step| {
+            let options = ci_step::Options { record, always };
+            ci_step::run(&root, &name, &step.inputs, options, &command)
+                .map(|o| o != ci_step::Outcome::Failed)
         }),
         Command::ApiSurface { json, out } => api::surface(&json, &out).map(|()| true),
     };
