@@ -400,6 +400,36 @@ mod tests {
         );
     }
 
+    /// `.ci/run` keys exactly the steps of [`STEPS`], and each on the script it runs: a
+    /// step added there without its inputs here, or whose script is not one of them,
+    /// would be skipped when that script changes.
+    #[test]
+    fn the_steps_of_ci_run_are_these() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let run = fs::read_to_string(root.join(".ci/run")).unwrap();
+        let mut keyed = std::collections::BTreeMap::new();
+        for line in run.lines().filter(|l| !l.trim_start().starts_with('#')) {
+            let Some((_, call)) = line.split_once("ci_step ") else {
+                continue;
+            };
+            let mut words = call.split_whitespace();
+            let name = words.next().unwrap().to_string();
+            let script = words.find(|w| w.starts_with(".ci/") && w.ends_with(".sh"));
+            let script = script.unwrap_or_else(|| panic!("ci_step {name}: no .ci/*.sh script"));
+            keyed.insert(name, script.to_string());
+        }
+        let names: Vec<_> = STEPS.iter().map(|s| s.name).collect();
+        assert_eq!(keyed.keys().collect::<Vec<_>>(), {
+            let mut sorted = names.clone();
+            sorted.sort();
+            sorted
+        });
+        for (name, script) in keyed {
+            let paths = step(&name).unwrap().inputs.paths;
+            assert!(paths.contains(&script.as_str()), "{name}: {script} is not an input");
+        }
+    }
+
     #[test]
     fn an_unknown_step_is_named_with_the_steps() {
         let error = step("lint").err().unwrap().to_string();
