@@ -29,7 +29,15 @@ const CARGO: &[&str] = &["cargo", "-V"];
 const PYTHON: &[&str] = &["python3", "--version"];
 const NODE: &[&str] = &["node", "--version"];
 const NPM: &[&str] = &["npm", "--version"];
-const CHROMIUM: &[&str] = &["chromium", "--version"];
+// The browsers as Debian's packages: the version installed, else the one apt would
+// install, so that a machine that has not installed them yet (the steps install them when
+// they run) sees the same digest as the one that recorded it.
+const CHROMIUM: &[&str] = &["sh", "-c", DEBIAN_CHROMIUM];
+const FIREFOX: &[&str] = &["sh", "-c", DEBIAN_FIREFOX];
+const DEBIAN_CHROMIUM: &str = "dpkg-query -W -f='${Version}' chromium 2>/dev/null || \
+     apt-cache policy chromium | sed -n 's/^ *Candidate: //p'";
+const DEBIAN_FIREFOX: &str = "dpkg-query -W -f='${Version}' firefox-esr 2>/dev/null || \
+     apt-cache policy firefox-esr | sed -n 's/^ *Candidate: //p'";
 
 /// Whether a step builds its roots' tests or examples (their dev-dependencies count).
 enum Dev {
@@ -132,15 +140,15 @@ pub const STEPS: &[Step] = &[
             &["java", "-version"],
             &["mvn", "-v"],
         ],
-        &[],
+        &["CHROMIUM"],
     ),
     keyed(
         "console",
         Roots::All,
         Dev::No,
         &[".ci/console.sh", ".cargo", "sim", "xtask"],
-        &[RUST, CARGO, NODE, NPM, CHROMIUM, &["firefox", "--version"]],
-        &[],
+        &[RUST, CARGO, NODE, NPM, CHROMIUM, FIREFOX],
+        &["CHROMIUM", "FIREFOX"],
     ),
     keyed(
         "dist",
